@@ -1,0 +1,298 @@
+//! Round 0 and the round loop of witness-engine/1 (sections 4 and 5).
+//!
+//! Each round reads the previous snapshot and writes a second buffer, so no
+//! agent sees another's round-r state. Every agent-round draws from its own
+//! stream and writes only its own slot, which is why the agents of a round
+//! may be computed in parallel with a bit-identical result: the only shared
+//! outputs are integer counters, whose sums do not depend on order.
+
+use rayon::prelude::*;
+
+use super::config::{Allocation, Config, Policy};
+use super::graph::Graph;
+use super::ledger::{self, Ledger, PROBE, REPORT};
+use super::metrics::{self, Counters, Snapshot};
+use crate::model::Violation;
+use crate::rng::{tag, Stream};
+
+pub const NOT_PENDING: u32 = u32::MAX;
+const SLOTS: usize = 4;
+/// Below this population a round is not worth splitting across threads.
+const PARALLEL_FROM: usize = 32_768;
+const CHUNK: usize = 4_096;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Agent {
+    pub p: f64,
+    /// Round at which a requested check arrives, or `NOT_PENDING`.
+    pub pending: u32,
+    /// Checks this agent requested over the run.
+    pub requested: u32,
+    pub ledger: Ledger,
+    pub checked: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Parallelism {
+    /// Parallel rounds for large populations only.
+    Auto,
+    Sequential,
+    Parallel,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Intervention {
+    pub round: u32,
+    pub agents: Vec<u32>,
+}
+
+pub struct Run {
+    pub config: Config,
+    pub graph: Graph,
+    pub agents: Vec<Agent>,
+    pub trajectory: Vec<Snapshot>,
+    pub interventions: Vec<Intervention>,
+    pub violation: Option<Violation>,
+}
+
+pub fn simulate(cfg: &Config, parallelism: Parallelism) -> Run {
+    let n = cfg.population;
+    let graph = Graph::build(cfg.seed, cfg.graph, n, &cfg.graph_params);
+    let mut prev = round_zero(cfg);
+    let mut next = prev.clone();
+    let mut totals = Counters::default();
+    let mut trajectory = Vec::with_capacity(cfg.rounds as usize + 1);
+    let mut interventions = Vec::new();
+    let mut violation = None;
+    let record =
+        |r: u32, agents: &[Agent], totals: &Counters, violation: &mut Option<Violation>| {
+            let snap = metrics::snapshot(r, cfg.truth, agents, totals);
+            if violation.is_none() {
+                *violation = metrics::check_identities(&snap, n as u64, agents);
+            }
+            snap
+        };
+    trajectory.push(record(0, &prev, &totals, &mut violation));
+    let parallel = match parallelism {
+        Parallelism::Auto => n >= PARALLEL_FROM,
+        Parallelism::Sequential => false,
+        Parallelism::Parallel => true,
+    };
+    let mut events = cfg.corrections.iter().enumerate().peekable();
+    for r in 1..=cfg.rounds {
+        next.copy_from_slice(&prev);
+        while let Some((e, _)) = events.next_if(|(_, &round)| round == r) {
+            let ids = correction_recipients(cfg.seed, e as u64, n);
+            for &i in &ids {
+                let a = &mut next[i as usize];
+                if a.pending != NOT_PENDING {
+                    a.pending = NOT_PENDING;
+                    totals.canceled += 1;
+                }
+                ground(a, cfg.truth);
+            }
+            interventions.push(Intervention {
+                round: r,
+                agents: ids,
+            });
+        }
+        let step = |(c, chunk): (usize, &mut [Agent])| {
+            let mut d = Counters::default();
+            for (k, a) in chunk.iter_mut().enumerate() {
+                act(c * CHUNK + k, r, cfg, &graph, &prev, a, &mut d);
+            }
+            d
+        };
+        let delta = if parallel {
+            next.par_chunks_mut(CHUNK)
+                .enumerate()
+                .map(step)
+                .reduce(Counters::default, Counters::add)
+        } else {
+            next.chunks_mut(CHUNK)
+                .enumerate()
+                .map(step)
+                .fold(Counters::default(), Counters::add)
+        };
+        totals = totals.add(delta);
+        std::mem::swap(&mut prev, &mut next);
+        trajectory.push(record(r, &prev, &totals, &mut violation));
+    }
+    Run {
+        config: cfg.clone(),
+        graph,
+        agents: prev,
+        trajectory,
+        interventions,
+        violation,
+    }
+}
+
+pub fn round_zero(cfg: &Config) -> Vec<Agent> {
+    let mut s = Stream::keyed(cfg.seed, &[tag::EXPOSURE]);
+    (0..cfg.population)
+        .map(|_| {
+            let a = s.unit();
+            let b = s.unit();
+            let (reported, probed) = (a < cfg.report_fraction, b < cfg.probe_fraction);
+            let mut agent = Agent {
+                p: 0.5,
+                pending: NOT_PENDING,
+                requested: 0,
+                ledger: Ledger::default(),
+                checked: false,
+            };
+            if probed {
+                ground(&mut agent, cfg.truth);
+            } else if reported {
+                agent.p = 0.82;
+            }
+            if reported {
+                agent.ledger.insert(REPORT);
+            }
+            agent
+        })
+        .collect()
+}
+
+/// k = max(1, ceil(N / 100)) distinct agents by a partial Fisher-Yates shuffle.
+pub fn correction_recipients(seed: u64, event: u64, n: usize) -> Vec<u32> {
+    let mut s = Stream::keyed(seed, &[tag::CORRECTION, event]);
+    let k = n.div_ceil(100).max(1);
+    let mut ids: Vec<u32> = (0..n as u32).collect();
+    for t in 0..k {
+        let j = t + s.below((n - t) as u64) as usize;
+        ids.swap(t, j);
+    }
+    ids.truncate(k);
+    ids
+}
+
+fn ground(a: &mut Agent, truth: bool) {
+    a.p = if truth { 0.99 } else { 0.01 };
+    a.checked = true;
+    a.ledger.insert(PROBE);
+}
+
+fn check_probability(cfg: &Config, p: f64) -> f64 {
+    let c = cfg.communication;
+    match (cfg.policy, cfg.allocation) {
+        (Policy::Reserved, _) => (1.0 - c).max(0.15),
+        (_, Allocation::Fixed) => 1.0 - c,
+        (_, Allocation::Adaptive) => {
+            let q = 2.0 * (p - 0.5).abs();
+            (1.0 - c) * (1.0 - 0.85 * q)
+        }
+    }
+}
+
+fn clip(x: f64) -> f64 {
+    x.max(0.01).min(0.99)
+}
+
+/// Steps 2 and 3 of a round for agent `i`, whose own state is `a` (already
+/// corrected in step 1) and whose messages come from the snapshot `prev`.
+fn act(
+    i: usize,
+    r: u32,
+    cfg: &Config,
+    graph: &Graph,
+    prev: &[Agent],
+    a: &mut Agent,
+    d: &mut Counters,
+) {
+    if a.pending == r {
+        a.pending = NOT_PENDING;
+        ground(a, cfg.truth);
+        d.completed += 1;
+    }
+    let mut s = Stream::keyed(
+        cfg.seed,
+        &[tag::AGENT_ROUND, cfg.replicate, r as u64, i as u64],
+    );
+    if !a.checked && a.pending == NOT_PENDING {
+        let u = s.unit();
+        if u < check_probability(cfg, a.p) {
+            d.requested += 1;
+            d.effort += 4;
+            a.requested += 1;
+            if cfg.check_delay == 0 {
+                ground(a, cfg.truth);
+                d.completed += 1;
+            } else {
+                a.pending = r + cfg.check_delay;
+            }
+            return;
+        }
+    }
+    let nb = graph.neighbours(i);
+    let mut heard = [0.0f64; SLOTS];
+    for h in heard.iter_mut() {
+        let j = nb[s.below(nb.len() as u64) as usize] as usize;
+        *h = prev[j].p;
+        a.ledger.merge(&prev[j].ledger);
+    }
+    d.messages += SLOTS as u64;
+    d.effort += SLOTS as u64;
+    if a.checked {
+        return;
+    }
+    a.p = match cfg.policy {
+        Policy::Endorsement => {
+            let m = (((heard[0] + heard[1]) + heard[2]) + heard[3]) / 4.0;
+            let social = 1.0 / (1.0 + (-cfg.gain * (m - 0.5)).exp());
+            clip(0.55 * a.p + 0.45 * social)
+        }
+        Policy::SourceAware | Policy::Reserved => belief_from_ledger(&a.ledger, cfg.truth),
+    };
+}
+
+/// Source tracking: a verified root decides; otherwise one log-odds step per
+/// distinct root, so copies of one report never add up.
+pub fn belief_from_ledger(l: &Ledger, truth: bool) -> f64 {
+    let verified: i32 = l
+        .roots()
+        .iter()
+        .filter(|&&r| ledger::verified(r))
+        .map(|&r| ledger::polarity(r, truth))
+        .sum();
+    if verified > 0 {
+        return 0.99;
+    }
+    if verified < 0 {
+        return 0.01;
+    }
+    let step = (0.68f64 / 0.32).ln();
+    let log_odds = l.roots().iter().fold(0.0, |acc, &r| {
+        acc + ledger::polarity(r, truth) as f64 * step
+    });
+    clip(1.0 / (1.0 + (-log_odds.max(-4.6).min(4.6)).exp()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_positive_root_gives_the_documented_belief() {
+        let mut l = Ledger::default();
+        assert_eq!(belief_from_ledger(&l, false), 0.5);
+        l.insert(REPORT);
+        assert_eq!(belief_from_ledger(&l, false), 0.6799999999999999);
+        l.insert(PROBE);
+        assert_eq!(belief_from_ledger(&l, false), 0.01);
+        assert_eq!(belief_from_ledger(&l, true), 0.99);
+    }
+
+    #[test]
+    fn correction_recipients_are_distinct_and_one_percent_rounded_up() {
+        for n in [3usize, 99, 100, 101, 1000] {
+            let ids = correction_recipients(5, 0, n);
+            assert_eq!(ids.len(), n.div_ceil(100).max(1));
+            let mut s = ids.clone();
+            s.sort();
+            s.dedup();
+            assert_eq!(s.len(), ids.len());
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The four graph families of witness-engine/1 section 3, stored as CSR with
+//! sorted neighbour lists (a message slot indexes into that order, so the
+//! order is part of the model). No family's draws depend on whether an edge
+//! already exists, so edges are proposed, then sorted and deduplicated once.
+
+use super::config::{Family, GraphParams};
+use crate::rng::{tag, Stream};
+
+pub struct Graph {
+    offsets: Vec<usize>,
+    neighbours: Vec<u32>,
+}
+
+impl Graph {
+    pub fn build(seed: u64, family: Family, n: usize, gp: &GraphParams) -> Graph {
+        let mut s = Stream::keyed(seed, &[tag::GRAPH, family.code()]);
+        let mut edges: Vec<u64> = Vec::with_capacity(n * 2 + n / 8);
+        let mut add = |a: usize, b: usize| {
+            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+            edges.push(((lo as u64) << 32) | hi as u64);
+        };
+        for i in 0..n {
+            add(i, (i + 1) % n);
+        }
+        match family {
+            Family::Ring => {}
+            Family::SmallWorld => {
+                for i in 0..n {
+                    add(i, (i + 2) % n);
+                }
+                for i in 0..n {
+                    if s.unit() < gp.shortcut_prob {
+                        let mut j = s.below(n as u64 - 1) as usize;
+                        if j >= i {
+                            j += 1;
+                        }
+                        add(i, j);
+                    }
+                }
+            }
+            Family::Modular => {
+                let m = gp.communities;
+                // ceil(c N / M): the first node whose floor(i M / N) is c.
+                let start_of = |c: usize| (c * n).div_ceil(m);
+                for i in 0..n {
+                    let c = i * m / n;
+                    let (start, end) = (start_of(c), start_of(c + 1));
+                    let size = end - start;
+                    for _ in 0..gp.module_links {
+                        let j = if s.unit() < gp.within_prob {
+                            let mut j = start + s.below(size as u64 - 1) as usize;
+                            if j >= i {
+                                j += 1;
+                            }
+                            j
+                        } else {
+                            let t = s.below((n - size) as u64) as usize;
+                            if t < start {
+                                t
+                            } else {
+                                t + size
+                            }
+                        };
+                        add(i, j);
+                    }
+                }
+            }
+            Family::Hub => {
+                let h = hub_count(gp.hub_fraction, n);
+                let hubs: Vec<usize> = (0..h).map(|k| k * n / h).collect();
+                let mut is_hub = vec![false; n];
+                for &x in &hubs {
+                    is_hub[x] = true;
+                }
+                for i in (0..n).filter(|&i| !is_hub[i]) {
+                    for _ in 0..gp.hub_links {
+                        add(i, hubs[s.below(h as u64) as usize]);
+                    }
+                }
+            }
+        }
+        edges.sort_unstable();
+        edges.dedup();
+        Graph::from_sorted_edges(n, &edges)
+    }
+
+    /// Edges sorted by (lo, hi) fill each node's list already ascending:
+    /// lower neighbours arrive first (as `hi` of earlier edges), then higher.
+    fn from_sorted_edges(n: usize, edges: &[u64]) -> Graph {
+        let split = |e: u64| ((e >> 32) as usize, (e & 0xFFFF_FFFF) as usize);
+        let mut offsets = vec![0usize; n + 1];
+        for &e in edges {
+            let (a, b) = split(e);
+            offsets[a + 1] += 1;
+            offsets[b + 1] += 1;
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let mut neighbours = vec![0u32; offsets[n]];
+        for &e in edges {
+            let (a, b) = split(e);
+            neighbours[fill[a]] = b as u32;
+            fill[a] += 1;
+            neighbours[fill[b]] = a as u32;
+            fill[b] += 1;
+        }
+        let g = Graph {
+            offsets,
+            neighbours,
+        };
+        debug_assert!((0..n).all(|i| g.neighbours(i).windows(2).all(|w| w[0] < w[1])));
+        g
+    }
+
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn neighbours(&self, i: usize) -> &[u32] {
+        &self.neighbours[self.offsets[i]..self.offsets[i + 1]]
+    }
+
+    pub fn degree(&self, i: usize) -> usize {
+        self.offsets[i + 1] - self.offsets[i]
+    }
+
+    pub fn edge_count(&self) -> usize {
+        self.neighbours.len() / 2
+    }
+}
+
+/// H = max(1, round(hub_fraction * N)), rounding half away from zero.
+pub fn hub_count(hub_fraction: f64, n: usize) -> usize {
+    ((hub_fraction * n as f64).round() as usize).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_family_is_simple_and_contains_the_ring() {
+        let gp = GraphParams::default();
+        for family in [
+            Family::Ring,
+            Family::SmallWorld,
+            Family::Modular,
+            Family::Hub,
+        ] {
+            for n in [3usize, 4, 10, 57] {
+                let n = if family == Family::Modular {
+                    n.max(10)
+                } else {
+                    n
+                };
+                let g = Graph::build(7, family, n, &gp);
+                for i in 0..n {
+                    let nb = g.neighbours(i);
+                    assert!(!nb.contains(&(i as u32)), "{family:?} self-loop at {i}");
+                    assert!(
+                        nb.contains(&(((i + 1) % n) as u32)),
+                        "{family:?} ring edge missing"
+                    );
+                    for &j in nb {
+                        assert!(g.neighbours(j as usize).contains(&(i as u32)), "asymmetric");
+                    }
+                }
+            }
+        }
+    }
+}

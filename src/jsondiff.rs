@@ -1,0 +1,91 @@
+//! Finds the first difference between two JSON documents under the replay
+//! rule of witness-engine/1 section 8: discrete values (integers, strings,
+//! booleans, list lengths, keys) must be identical, floats may differ by at
+//! most a tolerance. Used by `replay` and by the golden tests.
+
+use serde_json::Value as Json;
+
+/// Compares `expected` against `actual`. With `subset`, keys only `actual`
+/// has are allowed (a golden file may carry fewer fields than an export).
+/// Returns the path and a description of the first difference.
+pub fn first_difference(expected: &Json, actual: &Json, tol: f64, subset: bool) -> Option<String> {
+    walk(expected, actual, tol, subset, "$")
+}
+
+fn walk(e: &Json, a: &Json, tol: f64, subset: bool, path: &str) -> Option<String> {
+    match (e, a) {
+        (Json::Object(eo), Json::Object(ao)) => {
+            for (k, ev) in eo {
+                let p = format!("{path}.{k}");
+                match ao.get(k) {
+                    Some(av) => {
+                        if let Some(d) = walk(ev, av, tol, subset, &p) {
+                            return Some(d);
+                        }
+                    }
+                    None => return Some(format!("{p}: missing (expected {ev})")),
+                }
+            }
+            if !subset {
+                if let Some(k) = ao.keys().find(|k| !eo.contains_key(*k)) {
+                    return Some(format!("{path}.{k}: unexpected key"));
+                }
+            }
+            None
+        }
+        (Json::Array(ea), Json::Array(aa)) => {
+            if ea.len() != aa.len() {
+                return Some(format!("{path}: {} items, expected {}", aa.len(), ea.len()));
+            }
+            ea.iter()
+                .zip(aa)
+                .enumerate()
+                .find_map(|(i, (ev, av))| walk(ev, av, tol, subset, &format!("{path}[{i}]")))
+        }
+        (Json::Number(en), Json::Number(an)) => {
+            let discrete = |n: &serde_json::Number| n.is_i64() || n.is_u64();
+            let same = if discrete(en) && discrete(an) {
+                en == an
+            } else {
+                let (x, y) = (
+                    en.as_f64().unwrap_or(f64::NAN),
+                    an.as_f64().unwrap_or(f64::NAN),
+                );
+                (x - y).abs() <= tol
+            };
+            (!same).then(|| format!("{path}: {an}, expected {en}"))
+        }
+        _ => (e != a).then(|| format!("{path}: {a}, expected {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn floats_within_tolerance_pass_and_integers_must_match() {
+        let e = json!({"a": [1, 2.0], "b": "x"});
+        assert_eq!(
+            first_difference(&e, &json!({"a": [1, 2.0 + 1e-13], "b": "x"}), 1e-12, false),
+            None
+        );
+        assert_eq!(
+            first_difference(&e, &json!({"a": [2, 2.0], "b": "x"}), 1e-12, false).as_deref(),
+            Some("$.a[0]: 2, expected 1")
+        );
+        assert!(first_difference(&e, &json!({"a": [1, 2.1], "b": "x"}), 1e-12, false).is_some());
+    }
+
+    #[test]
+    fn extra_keys_only_pass_as_a_subset() {
+        let e = json!({"a": 1});
+        let a = json!({"a": 1, "z": 0});
+        assert_eq!(first_difference(&e, &a, 0.0, true), None);
+        assert_eq!(
+            first_difference(&e, &a, 0.0, false).as_deref(),
+            Some("$.z: unexpected key")
+        );
+    }
+}

@@ -1,0 +1,86 @@
+//! The boundary between the runner and a model. A model declares its
+//! parameters and output columns, runs one resolved parameter set, and can
+//! re-check its accounting identities from stored rows. The runner knows
+//! nothing else about it, so adding a model means adding a module and one
+//! line in `models::ALL`, never touching the runner.
+
+use crate::params::{ParamError, ParamSpec, Resolved, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColType {
+    Bool,
+    Int,
+    Float,
+    Str,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Column {
+    pub name: &'static str,
+    pub ty: ColType,
+    pub nullable: bool,
+    pub doc: &'static str,
+}
+
+/// A per-run detail table (e.g. one row per round), written only when the
+/// manifest's `[output]` asks for it.
+#[derive(Clone, Copy, Debug)]
+pub struct TableSpec {
+    /// The `[output]` key and the file stem (`trajectories.parquet`).
+    pub name: &'static str,
+    pub columns: &'static [Column],
+    pub default_on: bool,
+    pub doc: &'static str,
+}
+
+/// A broken accounting identity: an engine bug, recorded with the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    pub identity: String,
+    pub round: Option<u64>,
+    pub detail: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.round {
+            Some(r) => write!(
+                f,
+                "identity `{}` fails at round {r}: {}",
+                self.identity, self.detail
+            ),
+            None => write!(f, "identity `{}` fails: {}", self.identity, self.detail),
+        }
+    }
+}
+
+pub type Row = Vec<Value>;
+
+/// What one run produces: its summary row (in `summary_columns` order), the
+/// rows of each requested detail table (in `tables` order; empty when not
+/// requested), and the first broken identity, if any.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunOutput {
+    pub summary: Row,
+    pub tables: Vec<Vec<Row>>,
+    pub violation: Option<Violation>,
+}
+
+pub trait Model: Sync {
+    /// The name manifests use in `[experiment] model`.
+    fn name(&self) -> &'static str;
+    /// The algorithm version; a change of results is a new version.
+    fn version(&self) -> &'static str;
+    fn params(&self) -> &'static [ParamSpec];
+    /// Rules that tie parameters together, beyond each one's own range.
+    fn validate(&self, p: &Resolved) -> Result<(), ParamError>;
+    /// Parameters this configuration does not read.
+    fn ignored(&self, p: &Resolved) -> Vec<&'static str>;
+    fn summary_columns(&self) -> &'static [Column];
+    fn tables(&self) -> &'static [TableSpec];
+    /// Runs a validated parameter set; `want[k]` says whether table k is kept.
+    fn run(&self, p: &Resolved, want: &[bool]) -> RunOutput;
+    /// Re-derives the identities that stored rows of table `table` must
+    /// satisfy; `None` when they hold or the table carries none.
+    fn audit(&self, p: &Resolved, table: usize, rows: &[Row]) -> Option<Violation>;
+}

@@ -1,0 +1,14 @@
+//! The registry of models the runner can execute, by manifest name.
+
+use crate::cascade::Cascade;
+use crate::model::Model;
+
+pub static ALL: &[&dyn Model] = &[&Cascade];
+
+pub fn find(name: &str) -> Option<&'static dyn Model> {
+    ALL.iter().copied().find(|m| m.name() == name)
+}
+
+pub fn names() -> Vec<&'static str> {
+    ALL.iter().map(|m| m.name()).collect()
+}
