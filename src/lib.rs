@@ -5,8 +5,10 @@
 //! does no I/O; the sinks and the command line live at the edges.
 
 pub mod cascade;
+pub mod cli;
 pub mod jsondiff;
 pub mod model;
 pub mod models;
 pub mod params;
 pub mod rng;
+pub mod sink;

@@ -1,1 +1,18 @@
-fn main() {}
+//! The `witness` binary: parse the command line, run the verb, map the
+//! outcome to an exit code (0 ok, 1 a check failed, 2 bad input).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use witness::cli::{self, Cli};
+
+fn main() -> ExitCode {
+    let args = Cli::parse();
+    match cli::run(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(cli::exit_code(&err))
+        }
+    }
+}

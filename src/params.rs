@@ -76,14 +76,33 @@ pub struct ParamSpec {
     pub doc: &'static str,
 }
 
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("parameter `{name}` = {value}: {problem}; allowed: {allowed}")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ParamError {
     pub name: String,
     pub value: String,
     pub problem: String,
     pub allowed: String,
 }
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.value.is_empty() {
+            write!(
+                f,
+                "parameter `{}`: {}; allowed: {}",
+                self.name, self.problem, self.allowed
+            )
+        } else {
+            write!(
+                f,
+                "parameter `{}` = {}: {}; allowed: {}",
+                self.name, self.value, self.problem, self.allowed
+            )
+        }
+    }
+}
+
+impl std::error::Error for ParamError {}
 
 impl ParamError {
     pub fn new(name: &str, value: impl fmt::Display, problem: &str, allowed: String) -> Self {

@@ -1,0 +1,4 @@
+//! Everything that writes files: atomic replacement, Parquet tables and the
+//! result folder's layout. The only I/O in the library besides the CLI.
+
+pub mod atomic;
