@@ -6,9 +6,12 @@
 
 pub mod cascade;
 pub mod cli;
+pub mod grid;
 pub mod jsondiff;
+pub mod manifest;
 pub mod model;
 pub mod models;
 pub mod params;
 pub mod rng;
+pub mod runner;
 pub mod sink;

@@ -2,3 +2,4 @@
 //! result folder's layout. The only I/O in the library besides the CLI.
 
 pub mod atomic;
+pub mod parquet;

@@ -1,0 +1,416 @@
+//! Experiment manifests: TOML in, a validated experiment out. Stage one
+//! (`raw`) is the shape as written; stage two here resolves names against
+//! the model's declared parameters and reports every problem with the file,
+//! line, key, value and what is allowed.
+
+mod raw;
+
+use sha2::{Digest, Sha256};
+use std::ops::Range;
+
+use crate::model::Model;
+use crate::models;
+use crate::params::{lookup, show, Kind, ParamError, ParamSpec, Resolved, Value};
+use raw::{Ordered, RawArm, RawManifest};
+
+pub const DEFAULT_CHUNK_RUNS: usize = 32;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub name: &'static str,
+    pub values: Vec<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arm {
+    pub name: String,
+    /// Parameters the arm pins, `policy` included.
+    pub fixed: Vec<(&'static str, Value)>,
+    pub axes: Vec<Axis>,
+}
+
+pub struct Manifest {
+    pub file: String,
+    pub text: String,
+    pub hash: String,
+    pub name: String,
+    pub model: &'static dyn Model,
+    pub description: String,
+    pub chunk_runs: usize,
+    /// Defaults with `[fixed]` applied.
+    pub base: Resolved,
+    pub common: Vec<Axis>,
+    pub arms: Vec<Arm>,
+    /// Which of the model's detail tables to write, in the model's order.
+    pub tables: Vec<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}:{line}:{col}: {message}")]
+pub struct ManifestError {
+    pub file: String,
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, span: Range<usize>, message: impl Into<String>) -> ManifestError {
+        let before = &self.text[..span.start.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        ManifestError {
+            file: self.file.to_string(),
+            line,
+            col,
+            message: message.into(),
+        }
+    }
+
+    fn param_err(&self, span: Range<usize>, table: &str, e: ParamError) -> ManifestError {
+        self.err(span, format!("[{table}] {e}"))
+    }
+}
+
+impl Manifest {
+    /// Parses and validates manifest `text`, read from `file` (for messages).
+    pub fn parse(file: &str, text: &str) -> Result<Manifest, ManifestError> {
+        let cx = Ctx { file, text };
+        let raw: RawManifest = toml::from_str(text).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            cx.err(
+                span,
+                format!(
+                    "{} (see the manifest reference in README.md)",
+                    e.message().trim()
+                ),
+            )
+        })?;
+        let exp = raw.experiment.get_ref();
+        let name = exp.name.get_ref().trim().to_string();
+        let name_ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            && !name.starts_with('.');
+        if !name_ok {
+            return Err(cx.err(
+                exp.name.span(),
+                format!(
+                    "[experiment] name = {:?}: not usable as a folder name; allowed: letters, digits, '-', '_', '.'",
+                    exp.name.get_ref()
+                ),
+            ));
+        }
+        let model = models::find(exp.model.get_ref()).ok_or_else(|| {
+            cx.err(
+                exp.model.span(),
+                format!(
+                    "[experiment] model = {:?}: unknown model; allowed: one of {}",
+                    exp.model.get_ref(),
+                    models::names().join(", ")
+                ),
+            )
+        })?;
+        let chunk_runs = match &exp.chunk_runs {
+            None => DEFAULT_CHUNK_RUNS,
+            Some(c) if (1..=1_000_000).contains(c.get_ref()) => *c.get_ref() as usize,
+            Some(c) => {
+                return Err(cx.err(
+                    c.span(),
+                    format!(
+                        "[experiment] chunk_runs = {}: out of range; allowed: 1 ..= 1000000",
+                        c.get_ref()
+                    ),
+                ))
+            }
+        };
+        let specs = model.params();
+        let mut base = Resolved::defaults(specs);
+        let mut taken: Vec<&'static str> = Vec::new();
+        for (k, v) in &raw.fixed.0 {
+            let spec = claim(&cx, specs, k, &mut taken, "fixed")?;
+            base.set(
+                spec.name,
+                spec.accept(v.get_ref())
+                    .map_err(|e| cx.param_err(v.span(), "fixed", e))?,
+            );
+        }
+        let common = axes(&cx, specs, &raw.grid, &mut taken, "grid")?;
+        let mut arms: Vec<Arm> = Vec::new();
+        for a in &raw.arm {
+            let arm = arm(&cx, specs, a.get_ref(), &taken)?;
+            if arms.iter().any(|x| x.name == arm.name) {
+                return Err(cx.err(
+                    a.get_ref().name.span(),
+                    format!(
+                        "[[arm]] name = {:?}: duplicate arm name; each arm needs its own name",
+                        arm.name
+                    ),
+                ));
+            }
+            let placebo = a
+                .get_ref()
+                .placebo
+                .then(|| placebo_of(&cx, specs, a, &arm))
+                .transpose()?;
+            arms.push(arm);
+            arms.extend(placebo);
+        }
+        if arms.is_empty() {
+            arms.push(Arm {
+                name: "default".into(),
+                fixed: vec![],
+                axes: vec![],
+            });
+        }
+        let tables = output(&cx, model, &raw.output)?;
+        Ok(Manifest {
+            file: file.to_string(),
+            text: text.to_string(),
+            hash: sha256_hex(text.as_bytes()),
+            name,
+            model,
+            description: exp.description.clone(),
+            chunk_runs,
+            base,
+            common,
+            arms,
+            tables,
+        })
+    }
+}
+
+/// Resolves a key to a parameter and refuses a second setting of it.
+fn claim<'a>(
+    cx: &Ctx,
+    specs: &'a [ParamSpec],
+    k: &toml::Spanned<String>,
+    taken: &mut Vec<&'static str>,
+    table: &str,
+) -> Result<&'a ParamSpec, ManifestError> {
+    let spec = lookup(specs, k.get_ref()).map_err(|e| cx.param_err(k.span(), table, e))?;
+    if taken.contains(&spec.name) {
+        return Err(cx.err(
+            k.span(),
+            format!("[{table}] {}: already set elsewhere in this manifest; set each parameter in one place", spec.name),
+        ));
+    }
+    taken.push(spec.name);
+    Ok(spec)
+}
+
+fn axes(
+    cx: &Ctx,
+    specs: &[ParamSpec],
+    table: &Ordered,
+    taken: &mut Vec<&'static str>,
+    label: &str,
+) -> Result<Vec<Axis>, ManifestError> {
+    let mut out = Vec::new();
+    for (k, v) in &table.0 {
+        let spec = claim(cx, specs, k, taken, label)?;
+        let values = axis_values(cx, spec, v, label)?;
+        out.push(Axis {
+            name: spec.name,
+            values,
+        });
+    }
+    Ok(out)
+}
+
+/// An axis is a list of values, or `{ from, to }` for an integer parameter.
+fn axis_values(
+    cx: &Ctx,
+    spec: &ParamSpec,
+    v: &toml::Spanned<toml::Value>,
+    label: &str,
+) -> Result<Vec<Value>, ManifestError> {
+    let key = spec.name;
+    let items: Vec<toml::Value> = match v.get_ref() {
+        toml::Value::Array(items) => items.clone(),
+        toml::Value::Table(t) => range(cx, spec, t, v.span(), label)?,
+        other => return Err(cx.err(
+            v.span(),
+            format!(
+                "[{label}] {key} = {}: a grid axis is a list of values or {{ from = A, to = B }}; \
+                     to pin one value, write [{0}] or put it under [fixed]",
+                show(other)
+            ),
+        )),
+    };
+    if items.is_empty() {
+        return Err(cx.err(
+            v.span(),
+            format!("[{label}] {key} = []: an axis needs at least one value"),
+        ));
+    }
+    items
+        .iter()
+        .map(|item| {
+            spec.accept(item)
+                .map_err(|e| cx.param_err(v.span(), label, e))
+        })
+        .collect()
+}
+
+fn range(
+    cx: &Ctx,
+    spec: &ParamSpec,
+    t: &toml::Table,
+    span: Range<usize>,
+    label: &str,
+) -> Result<Vec<toml::Value>, ManifestError> {
+    let key = spec.name;
+    let bad = |why: &str| {
+        cx.err(
+            span.clone(),
+            format!("[{label}] {key} = {t}: malformed range: {why}; write {{ from = A, to = B }} with integers A <= B"),
+        )
+    };
+    if !matches!(spec.kind, Kind::Int { .. }) {
+        return Err(bad(&format!(
+            "ranges are for integer parameters, and {key} takes {}",
+            spec.kind.allowed()
+        )));
+    }
+    if let Some(extra) = t.keys().find(|k| *k != "from" && *k != "to") {
+        return Err(bad(&format!("unknown key `{extra}`")));
+    }
+    let end = |name: &str| match t.get(name) {
+        Some(toml::Value::Integer(i)) => Ok(*i),
+        Some(_) => Err(bad(&format!("`{name}` is not an integer"))),
+        None => Err(bad(&format!("`{name}` is missing"))),
+    };
+    let (from, to) = (end("from")?, end("to")?);
+    if from > to {
+        return Err(bad("`from` is above `to`"));
+    }
+    if to - from >= 10_000_000 {
+        return Err(bad("more than 10,000,000 values"));
+    }
+    Ok((from..=to).map(toml::Value::Integer).collect())
+}
+
+fn arm(
+    cx: &Ctx,
+    specs: &[ParamSpec],
+    a: &RawArm,
+    common: &[&'static str],
+) -> Result<Arm, ManifestError> {
+    let name = a.name.get_ref().trim().to_string();
+    if name.is_empty() {
+        return Err(cx.err(
+            a.name.span(),
+            "[[arm]] name = \"\": an arm needs a non-empty name",
+        ));
+    }
+    let label = format!("arm {name}");
+    let mut taken: Vec<&'static str> = common.to_vec();
+    let mut fixed = Vec::new();
+    if let Some(p) = &a.policy {
+        let spec = lookup(specs, "policy").map_err(|_| {
+            cx.err(
+                p.span(),
+                format!("[{label}] policy: this model has no `policy` parameter; remove the key"),
+            )
+        })?;
+        if taken.contains(&"policy") {
+            return Err(cx.err(
+                p.span(),
+                format!("[{label}] policy: already set in [fixed] or [grid]; set it per arm only"),
+            ));
+        }
+        taken.push("policy");
+        fixed.push((
+            "policy",
+            spec.accept(p.get_ref())
+                .map_err(|e| cx.param_err(p.span(), &label, e))?,
+        ));
+    }
+    for (k, v) in &a.fixed.0 {
+        let spec = claim(cx, specs, k, &mut taken, &format!("{label} fixed"))?;
+        fixed.push((
+            spec.name,
+            spec.accept(v.get_ref())
+                .map_err(|e| cx.param_err(v.span(), &label, e))?,
+        ));
+    }
+    let axes = axes(cx, specs, &a.grid, &mut taken, &format!("{label} grid"))?;
+    Ok(Arm { name, fixed, axes })
+}
+
+/// The placebo of an arm: the same runs with `replicate = 1`, so only the
+/// agent-round draws differ. `compare` uses it to size chance differences.
+fn placebo_of(
+    cx: &Ctx,
+    specs: &[ParamSpec],
+    raw: &toml::Spanned<RawArm>,
+    arm: &Arm,
+) -> Result<Arm, ManifestError> {
+    let spec = lookup(specs, "replicate").map_err(|_| {
+        cx.err(
+            raw.span(),
+            format!(
+                "[[arm]] {}: placebo = true needs a model with a `replicate` parameter",
+                arm.name
+            ),
+        )
+    })?;
+    if arm.fixed.iter().any(|(k, _)| *k == "replicate")
+        || arm.axes.iter().any(|a| a.name == "replicate")
+    {
+        return Err(cx.err(
+            raw.span(),
+            format!(
+                "[[arm]] {}: placebo = true sets `replicate`; remove it from the arm",
+                arm.name
+            ),
+        ));
+    }
+    let mut placebo = arm.clone();
+    placebo.name = format!("{}:placebo", arm.name);
+    placebo.fixed.push((spec.name, Value::Int(1)));
+    Ok(placebo)
+}
+
+fn output(cx: &Ctx, model: &dyn Model, table: &Ordered) -> Result<Vec<bool>, ManifestError> {
+    let specs = model.tables();
+    let mut want: Vec<bool> = specs.iter().map(|t| t.default_on).collect();
+    for (k, v) in &table.0 {
+        let names: Vec<&str> = specs.iter().map(|t| t.name).collect();
+        let i = names.iter().position(|n| n == k.get_ref()).ok_or_else(|| {
+            cx.err(
+                k.span(),
+                format!(
+                    "[output] {}: unknown output table; allowed: {}",
+                    k.get_ref(),
+                    names.join(", ")
+                ),
+            )
+        })?;
+        want[i] = v.get_ref().as_bool().ok_or_else(|| {
+            cx.err(
+                v.span(),
+                format!(
+                    "[output] {} = {}: wrong type; allowed: true or false",
+                    k.get_ref(),
+                    show(v.get_ref())
+                ),
+            )
+        })?;
+    }
+    Ok(want)
+}
