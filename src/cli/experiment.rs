@@ -261,3 +261,35 @@ pub fn merge(dir: &Path, quiet: bool) -> Result<u8> {
     }
     Ok(report_failures(&failures))
 }
+
+pub fn verify(dir: &Path, replay: u64, all: bool) -> Result<u8> {
+    use crate::runner::verify::{verify, Replay};
+    let mode = if all {
+        Replay::All
+    } else {
+        Replay::Sample(replay)
+    };
+    let r = verify(dir, mode)?;
+    if r.problems.is_empty() {
+        println!(
+            "verify ok: {}: {} runs; manifest hash matches; identities re-derived for {} runs; {} runs replayed identically",
+            dir.display(),
+            r.runs,
+            r.audited,
+            r.replayed
+        );
+        return Ok(0);
+    }
+    println!(
+        "verify FAILED: {}: {} problem(s)",
+        dir.display(),
+        r.problems.len()
+    );
+    for p in r.problems.iter().take(20) {
+        println!("  {p}");
+    }
+    if r.problems.len() > 20 {
+        println!("  ... and {} more", r.problems.len() - 20);
+    }
+    Ok(EXIT_FAILED)
+}

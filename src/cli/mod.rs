@@ -76,6 +76,17 @@ pub enum Command {
         #[arg(long, default_value_t = experiment::DEFAULT_MAX_RUNS)]
         max_runs: u64,
     },
+    /// Check a results folder: manifest hash, run keys, identities re-derived
+    /// from stored trajectories, and a replay of a sample of runs (or all).
+    Verify {
+        dir: PathBuf,
+        /// How many runs to re-run, spread evenly over the grid.
+        #[arg(long, default_value_t = 32, conflicts_with = "all")]
+        replay: u64,
+        /// Re-run every run.
+        #[arg(long)]
+        all: bool,
+    },
     /// Assemble the final tables from the parts written by every shard.
     Merge {
         dir: PathBuf,
@@ -109,6 +120,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             max_runs,
         }),
         Command::Merge { dir, quiet } => experiment::merge(&dir, quiet),
+        Command::Verify { dir, replay, all } => experiment::verify(&dir, replay, all),
     }
 }
 

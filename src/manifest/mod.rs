@@ -242,14 +242,16 @@ fn axis_values(
     let items: Vec<toml::Value> = match v.get_ref() {
         toml::Value::Array(items) => items.clone(),
         toml::Value::Table(t) => range(cx, spec, t, v.span(), label)?,
-        other => return Err(cx.err(
-            v.span(),
-            format!(
+        other => {
+            return Err(cx.err(
+                v.span(),
+                format!(
                 "[{label}] {key} = {}: a grid axis is a list of values or {{ from = A, to = B }}; \
                      to pin one value, write [{0}] or put it under [fixed]",
                 show(other)
             ),
-        )),
+            ))
+        }
     };
     if items.is_empty() {
         return Err(cx.err(

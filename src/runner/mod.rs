@@ -9,6 +9,7 @@ mod assemble;
 pub mod layout;
 pub mod shard;
 pub mod tables;
+pub mod verify;
 
 use rayon::prelude::*;
 use std::path::Path;
