@@ -279,7 +279,10 @@ fn range(
     let bad = |why: &str| {
         cx.err(
             span.clone(),
-            format!("[{label}] {key} = {t}: malformed range: {why}; write {{ from = A, to = B }} with integers A <= B"),
+            format!(
+                "[{label}] {key} = {}: malformed range: {why}; write {{ from = A, to = B }} with integers A <= B",
+                inline(t)
+            ),
         )
     };
     if !matches!(spec.kind, Kind::Int { .. }) {

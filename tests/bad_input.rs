@@ -1,0 +1,129 @@
+//! Every kind of bad manifest gets a clear error (file, line, key, value,
+//! what is allowed), exit code 2, and leaves an existing results folder
+//! exactly as it was.
+
+mod common;
+
+use common::{snapshot, witness, write_manifest, SMALL};
+
+const HEAD: &str = "[experiment]\nname = \"small\"\nmodel = \"witness\"\n";
+
+/// (what is wrong, manifest text, pieces the message must contain)
+fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
+    vec![
+        ("unknown key", format!("{HEAD}colour = \"red\"\n"), vec![":4:", "unknown field `colour`", "expected"]),
+        (
+            "unknown parameter",
+            format!("{HEAD}[fixed]\ngrain = 2.0\n"),
+            vec![":5:", "`grain`", "unknown parameter", "gain"],
+        ),
+        (
+            "wrong type",
+            format!("{HEAD}[fixed]\ntruth = \"yes\"\n"),
+            vec![":5:", "`truth` = \"yes\"", "wrong type (string)", "true or false"],
+        ),
+        (
+            "out-of-range value",
+            format!("{HEAD}[grid]\ncommunication = [0.5, 1.5]\n"),
+            vec![":5:", "`communication` = 1.5", "out of range", "0.0 ..= 1.0"],
+        ),
+        (
+            "unknown model",
+            "[experiment]\nname = \"x\"\nmodel = \"wtness\"\n".to_string(),
+            vec![":3:", "model = \"wtness\"", "unknown model", "witness"],
+        ),
+        (
+            "unknown policy",
+            format!("{HEAD}[[arm]]\nname = \"a\"\npolicy = \"pooling\"\n"),
+            vec![":6:", "`policy` = \"pooling\"", "endorsement, source_aware, reserved"],
+        ),
+        (
+            "unknown graph",
+            format!("{HEAD}[grid]\ngraph = [\"ring\", \"tree\"]\n"),
+            vec![":5:", "`graph` = \"tree\"", "ring, small_world, modular, hub"],
+        ),
+        ("empty grid axis", format!("{HEAD}[grid]\nseed = []\n"), vec![":5:", "seed = []", "at least one value"]),
+        (
+            "duplicate arm names",
+            format!("{HEAD}[[arm]]\nname = \"a\"\npolicy = \"reserved\"\n[[arm]]\nname = \"a\"\npolicy = \"endorsement\"\n"),
+            vec![":8:", "name = \"a\"", "duplicate arm name"],
+        ),
+        (
+            "malformed range",
+            format!("{HEAD}[grid]\nseed = {{ from = 9, to = 1 }}\n"),
+            vec![":5:", "seed", "malformed range", "`from` is above `to`", "from = A, to = B"],
+        ),
+        (
+            "range on a float",
+            format!("{HEAD}[grid]\ngain = {{ from = 1, to = 3 }}\n"),
+            vec![":5:", "gain", "ranges are for integer parameters"],
+        ),
+        ("not TOML", format!("{HEAD}[grid\nseed = 1\n"), vec![":4:", "README"]),
+        (
+            "a cross-parameter rule",
+            format!("{HEAD}[fixed]\ngraph = \"modular\"\n[grid]\npopulation = [100, 8]\n"),
+            vec!["run 1", "population = 8", "`communities` = 5", "2 ..= 4"],
+        ),
+        (
+            "a parameter set twice",
+            format!("{HEAD}[fixed]\nseed = 1\n[grid]\nseed = [1, 2]\n"),
+            vec![":7:", "seed", "already set"],
+        ),
+    ]
+}
+
+#[test]
+fn bad_manifests_are_refused_clearly_and_touch_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = write_manifest(tmp.path(), "good.toml", SMALL);
+    let out = tmp.path().join("results");
+    witness().args(["run", "-q", "--out"]).arg(&out).arg(&good).assert().success();
+    let before = snapshot(&out);
+    for (what, text, needles) in cases() {
+        let m = write_manifest(tmp.path(), "bad.toml", &text);
+        for verb in [&["run", "-q", "--out", out.to_str().unwrap()][..], &["plan"][..]] {
+            let assert = witness().args(verb).arg(&m).assert().code(2);
+            let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+            assert!(err.contains("bad.toml"), "{what}: the message does not name the file: {err}");
+            for n in &needles {
+                assert!(err.contains(n), "{what}: expected {n:?} in: {err}");
+            }
+        }
+        assert!(snapshot(&out) == before, "{what}: the results folder was touched");
+    }
+}
+
+#[test]
+fn another_manifest_into_a_used_folder_is_refused_unless_forced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = write_manifest(tmp.path(), "good.toml", SMALL);
+    let out = tmp.path().join("results");
+    witness().args(["run", "-q", "--out"]).arg(&out).arg(&good).assert().success();
+    let before = snapshot(&out);
+    let other = write_manifest(tmp.path(), "other.toml", &SMALL.replace("rounds = 20", "rounds = 10"));
+    witness()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&other)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("holds the results of another manifest").and(predicates::str::contains("--force")));
+    assert!(snapshot(&out) == before);
+    witness().args(["run", "-q", "--force", "--out"]).arg(&out).arg(&other).assert().success();
+    assert_ne!(std::fs::read(out.join("manifest.toml")).unwrap(), before["manifest.toml"]);
+}
+
+#[test]
+fn grids_over_the_limit_need_an_explicit_override() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "small.toml", SMALL);
+    witness()
+        .args(["plan", "--max-runs", "10"])
+        .arg(&m)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("64 runs, over the limit of 10").and(predicates::str::contains("--max-runs 64")));
+    witness().args(["plan", "--max-runs", "64"]).arg(&m).assert().success();
+}
+
+use predicates::prelude::PredicateBooleanExt;

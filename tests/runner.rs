@@ -1,0 +1,149 @@
+//! The runner end to end through the CLI: byte-identical results for any
+//! thread count, after SIGKILL and resume, and after shards and merge;
+//! verify catching tampering; the shipped sweep.
+
+mod common;
+
+use common::{data_files, witness, write_manifest, SMALL};
+use std::time::{Duration, Instant};
+
+#[test]
+fn results_are_byte_identical_for_1_2_and_8_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "small.toml", SMALL);
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "8"] {
+        let out = tmp.path().join(format!("t{threads}"));
+        witness().args(["run", "-q", "--threads", threads, "--out"]).arg(&out).arg(&m).assert().success();
+        outputs.push(data_files(&out));
+    }
+    let names: Vec<&String> = outputs[0].keys().collect();
+    assert_eq!(names, ["agents.parquet", "manifest.toml", "runs.parquet", "trajectories.parquet"]);
+    assert!(outputs[0] == outputs[1] && outputs[1] == outputs[2], "outputs differ between thread counts");
+}
+
+#[test]
+fn shards_plus_merge_equal_a_single_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "small.toml", SMALL);
+    let single = tmp.path().join("single");
+    witness().args(["run", "-q", "--out"]).arg(&single).arg(&m).assert().success();
+    let sharded = tmp.path().join("sharded");
+    for k in 0..4 {
+        witness().args(["run", "-q", "--shard", &format!("{k}/4"), "--out"]).arg(&sharded).arg(&m).assert().success();
+        if k == 1 {
+            witness()
+                .args(["merge"])
+                .arg(&sharded)
+                .assert()
+                .code(1)
+                .stderr(predicates::str::contains("chunks are missing"));
+        }
+    }
+    assert!(!sharded.join("runs.parquet").exists(), "a shard of several must not assemble");
+    witness().args(["merge"]).arg(&sharded).assert().success();
+    assert!(data_files(&single) == data_files(&sharded), "merged shards differ from a single run");
+    assert!(!sharded.join("parts").exists());
+}
+
+#[test]
+fn a_run_killed_mid_way_resumes_to_identical_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = SMALL
+        .replace("population = 60", "population = 4000")
+        .replace("rounds = 20", "rounds = 60")
+        .replace("chunk_runs = 4", "chunk_runs = 1");
+    let m = write_manifest(tmp.path(), "heavy.toml", &text);
+    let clean = tmp.path().join("clean");
+    witness().args(["run", "-q", "--out"]).arg(&clean).arg(&m).assert().success();
+
+    let killed = tmp.path().join("killed");
+    let bin = assert_cmd::cargo::cargo_bin("witness");
+    let mut child = std::process::Command::new(bin)
+        .args(["run", "-q", "--threads", "1", "--out"])
+        .arg(&killed)
+        .arg(&m)
+        .spawn()
+        .unwrap();
+    let parts = killed.join("parts").join("runs");
+    let started = Instant::now();
+    while std::fs::read_dir(&parts).map(|d| d.count()).unwrap_or(0) < 3 {
+        assert!(started.elapsed() < Duration::from_secs(120), "no parts appeared");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap(); // SIGKILL on Unix
+    child.wait().unwrap();
+    assert!(!killed.join("runs.parquet").exists(), "the run finished before it was killed; make it heavier");
+
+    let out = witness().args(["run", "--out"]).arg(&killed).arg(&m).assert().success();
+    let said = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(!said.contains(" 0 chunk(s) resumed"), "nothing was resumed: {said}");
+    assert!(data_files(&clean) == data_files(&killed), "resumed results differ from an uninterrupted run");
+}
+
+#[test]
+fn rerunning_a_finished_experiment_does_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "small.toml", SMALL);
+    let out = tmp.path().join("out");
+    witness().args(["run", "-q", "--out"]).arg(&out).arg(&m).assert().success();
+    let before = data_files(&out);
+    witness()
+        .args(["run", "--out"])
+        .arg(&out)
+        .arg(&m)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("already complete"));
+    assert!(before == data_files(&out));
+}
+
+#[test]
+fn verify_passes_on_fresh_results_and_names_a_tampered_run() {
+    use witness::params::Value;
+    use witness::sink::parquet;
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "small.toml", SMALL);
+    let out = tmp.path().join("out");
+    witness().args(["run", "-q", "--out"]).arg(&out).arg(&m).assert().success();
+    witness()
+        .args(["verify", "--all"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("64 runs replayed identically"));
+
+    // Change one stored belief in run 9's summary, keeping the metadata.
+    let path = out.join("runs.parquet");
+    let (kv, reader) = parquet::open(&path).unwrap();
+    let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
+    let schema = batches[0].schema();
+    let col = schema.index_of("peak_brier").unwrap();
+    let mut rows: Vec<_> = batches.iter().flat_map(parquet::rows).collect();
+    if let Value::Float(x) = &mut rows[9][col] {
+        *x += 1e-6;
+    }
+    parquet::write(&path, &schema, [parquet::batch(&schema, &rows)], &kv).unwrap();
+    witness()
+        .args(["verify", "--all"])
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stdout(predicates::str::contains("run 9 (endorsement): runs.peak_brier"));
+}
+
+#[test]
+fn the_recorded_540_run_sweep_writes_540_runs_and_verifies() {
+    use witness::sink::parquet;
+    let tmp = tempfile::tempdir().unwrap();
+    let m = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/sweep-540.toml");
+    let out = tmp.path().join("sweep");
+    witness().args(["run", "-q", "--out"]).arg(&out).arg(&m).assert().success();
+    let count = |name: &str| -> usize {
+        let (_, reader) = parquet::open(&out.join(name)).unwrap();
+        reader.map(|b| b.unwrap().num_rows()).sum()
+    };
+    assert_eq!(count("runs.parquet"), 540);
+    assert_eq!(count("trajectories.parquet"), 540 * 61);
+    witness().args(["verify", "--all"]).arg(&out).assert().success();
+}
