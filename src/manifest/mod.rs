@@ -281,7 +281,7 @@ fn range(
             span.clone(),
             format!(
                 "[{label}] {key} = {}: malformed range: {why}; write {{ from = A, to = B }} with integers A <= B",
-                inline(t)
+                inline_table(t)
             ),
         )
     };
