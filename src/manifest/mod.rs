@@ -309,6 +309,12 @@ fn range(
     Ok((from..=to).map(toml::Value::Integer).collect())
 }
 
+/// A table as it would be written inline, for messages.
+fn inline_table(t: &toml::Table) -> String {
+    let items: Vec<String> = t.iter().map(|(k, v)| format!("{k} = {}", show(v))).collect();
+    format!("{{ {} }}", items.join(", "))
+}
+
 fn arm(
     cx: &Ctx,
     specs: &[ParamSpec],
