@@ -31,7 +31,7 @@ pub enum PlanError {
         run_id: u64,
         arm: String,
         settings: String,
-        source: ParamError,
+        source: Box<ParamError>,
     },
     #[error(
         "{file}: the grid has {total} runs, over the limit of {limit}; \
@@ -213,7 +213,7 @@ impl<'m> Plan<'m> {
             run_id: run.run_id,
             arm: a.name.clone(),
             settings: settings.join(", "),
-            source,
+            source: Box::new(source),
         }
     }
 }
@@ -230,4 +230,116 @@ pub fn run_key(model: &str, p: &Resolved) -> String {
         text += &format!("{k}={v}\n");
     }
     crate::manifest::sha256_hex(text.as_bytes())[..16].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn manifest(text: &str) -> Manifest {
+        Manifest::parse("test.toml", text).unwrap()
+    }
+
+    fn show(p: &Plan, id: u64) -> String {
+        let r = p.run(id);
+        let v = |k: &str| r.params.get(k).to_string();
+        format!(
+            "{} {} {} {}",
+            p.arm_name(r.arm),
+            v("communication"),
+            v("seed"),
+            v("truth")
+        )
+    }
+
+    #[test]
+    fn arms_then_arm_axes_then_common_axes_last_fastest() {
+        let m = manifest(
+            r#"
+            [experiment]
+            name = "order"
+            model = "witness"
+            [grid]
+            seed = { from = 1, to = 2 }
+            truth = [false, true]
+            [[arm]]
+            name = "e"
+            policy = "endorsement"
+            [[arm]]
+            name = "r"
+            policy = "reserved"
+            grid = { communication = [0.5, 0.9] }
+            "#,
+        );
+        let p = Plan::new(&m);
+        let got: Vec<String> = (0..p.total).map(|i| show(&p, i)).collect();
+        let want = [
+            "e 0.8 1 false",
+            "e 0.8 1 true",
+            "e 0.8 2 false",
+            "e 0.8 2 true",
+            "r 0.5 1 false",
+            "r 0.5 1 true",
+            "r 0.5 2 false",
+            "r 0.5 2 true",
+            "r 0.9 1 false",
+            "r 0.9 1 true",
+            "r 0.9 2 false",
+            "r 0.9 2 true",
+        ];
+        assert_eq!(got, want);
+        assert_eq!(p.arm_ranges(), vec![0..4, 4..12]);
+    }
+
+    #[test]
+    fn run_keys_depend_on_every_resolved_parameter_only() {
+        let m =
+            manifest("[experiment]\nname = \"k\"\nmodel = \"witness\"\n[grid]\nseed = [1, 2]\n");
+        let p = Plan::new(&m);
+        let (a, b) = (p.run(0).params, p.run(1).params);
+        assert_ne!(run_key("witness", &a), run_key("witness", &b));
+        // The same resolved parameters from a different manifest: same key.
+        let m2 = manifest(
+            "[experiment]\nname = \"other\"\nmodel = \"witness\"\n[fixed]\nseed = 2\ngain = 6.0\n",
+        );
+        assert_eq!(
+            run_key("witness", &Plan::new(&m2).run(0).params),
+            run_key("witness", &b)
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn expansion_is_the_full_cartesian_product_in_order(
+            sizes in prop::collection::vec(1usize..4, 1..4),
+            arms in 1usize..4,
+        ) {
+            // Axes over distinct integer parameters; each arm pins its own seed.
+            let names = ["check_delay", "module_links", "hub_links"];
+            let mut text = String::from("[experiment]\nname = \"p\"\nmodel = \"witness\"\n[grid]\n");
+            for (k, n) in sizes.iter().enumerate() {
+                text += &format!("{} = {{ from = 1, to = {n} }}\n", names[k]);
+            }
+            for a in 0..arms {
+                text += &format!("[[arm]]\nname = \"a{a}\"\nfixed = {{ seed = {a} }}\n");
+            }
+            let m = manifest(&text);
+            let p = Plan::new(&m);
+            let per_arm: usize = sizes.iter().product();
+            prop_assert_eq!(p.total as usize, per_arm * arms);
+            let tuples: Vec<Vec<i64>> = (0..p.total)
+                .map(|i| {
+                    let r = p.run(i);
+                    let mut t = vec![r.params.int("seed")];
+                    t.extend(names[..sizes.len()].iter().map(|k| r.params.int(k)));
+                    t
+                })
+                .collect();
+            let mut sorted = tuples.clone();
+            sorted.sort();
+            sorted.dedup();
+            prop_assert_eq!(&sorted, &tuples, "not strictly increasing: order or duplicates wrong");
+        }
+    }
 }

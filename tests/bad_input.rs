@@ -77,19 +77,33 @@ fn bad_manifests_are_refused_clearly_and_touch_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let good = write_manifest(tmp.path(), "good.toml", SMALL);
     let out = tmp.path().join("results");
-    witness().args(["run", "-q", "--out"]).arg(&out).arg(&good).assert().success();
+    witness()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&good)
+        .assert()
+        .success();
     let before = snapshot(&out);
     for (what, text, needles) in cases() {
         let m = write_manifest(tmp.path(), "bad.toml", &text);
-        for verb in [&["run", "-q", "--out", out.to_str().unwrap()][..], &["plan"][..]] {
+        for verb in [
+            &["run", "-q", "--out", out.to_str().unwrap()][..],
+            &["plan"][..],
+        ] {
             let assert = witness().args(verb).arg(&m).assert().code(2);
             let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
-            assert!(err.contains("bad.toml"), "{what}: the message does not name the file: {err}");
+            assert!(
+                err.contains("bad.toml"),
+                "{what}: the message does not name the file: {err}"
+            );
             for n in &needles {
                 assert!(err.contains(n), "{what}: expected {n:?} in: {err}");
             }
         }
-        assert!(snapshot(&out) == before, "{what}: the results folder was touched");
+        assert!(
+            snapshot(&out) == before,
+            "{what}: the results folder was touched"
+        );
     }
 }
 
@@ -98,19 +112,39 @@ fn another_manifest_into_a_used_folder_is_refused_unless_forced() {
     let tmp = tempfile::tempdir().unwrap();
     let good = write_manifest(tmp.path(), "good.toml", SMALL);
     let out = tmp.path().join("results");
-    witness().args(["run", "-q", "--out"]).arg(&out).arg(&good).assert().success();
+    witness()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&good)
+        .assert()
+        .success();
     let before = snapshot(&out);
-    let other = write_manifest(tmp.path(), "other.toml", &SMALL.replace("rounds = 20", "rounds = 10"));
+    let other = write_manifest(
+        tmp.path(),
+        "other.toml",
+        &SMALL.replace("rounds = 20", "rounds = 10"),
+    );
     witness()
         .args(["run", "-q", "--out"])
         .arg(&out)
         .arg(&other)
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("holds the results of another manifest").and(predicates::str::contains("--force")));
+        .stderr(
+            predicates::str::contains("holds the results of another manifest")
+                .and(predicates::str::contains("--force")),
+        );
     assert!(snapshot(&out) == before);
-    witness().args(["run", "-q", "--force", "--out"]).arg(&out).arg(&other).assert().success();
-    assert_ne!(std::fs::read(out.join("manifest.toml")).unwrap(), before["manifest.toml"]);
+    witness()
+        .args(["run", "-q", "--force", "--out"])
+        .arg(&out)
+        .arg(&other)
+        .assert()
+        .success();
+    assert_ne!(
+        std::fs::read(out.join("manifest.toml")).unwrap(),
+        before["manifest.toml"]
+    );
 }
 
 #[test]
@@ -122,8 +156,15 @@ fn grids_over_the_limit_need_an_explicit_override() {
         .arg(&m)
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("64 runs, over the limit of 10").and(predicates::str::contains("--max-runs 64")));
-    witness().args(["plan", "--max-runs", "64"]).arg(&m).assert().success();
+        .stderr(
+            predicates::str::contains("64 runs, over the limit of 10")
+                .and(predicates::str::contains("--max-runs 64")),
+        );
+    witness()
+        .args(["plan", "--max-runs", "64"])
+        .arg(&m)
+        .assert()
+        .success();
 }
 
 use predicates::prelude::PredicateBooleanExt;

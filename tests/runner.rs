@@ -14,12 +14,28 @@ fn results_are_byte_identical_for_1_2_and_8_threads() {
     let mut outputs = Vec::new();
     for threads in ["1", "2", "8"] {
         let out = tmp.path().join(format!("t{threads}"));
-        witness().args(["run", "-q", "--threads", threads, "--out"]).arg(&out).arg(&m).assert().success();
+        witness()
+            .args(["run", "-q", "--threads", threads, "--out"])
+            .arg(&out)
+            .arg(&m)
+            .assert()
+            .success();
         outputs.push(data_files(&out));
     }
     let names: Vec<&String> = outputs[0].keys().collect();
-    assert_eq!(names, ["agents.parquet", "manifest.toml", "runs.parquet", "trajectories.parquet"]);
-    assert!(outputs[0] == outputs[1] && outputs[1] == outputs[2], "outputs differ between thread counts");
+    assert_eq!(
+        names,
+        [
+            "agents.parquet",
+            "manifest.toml",
+            "runs.parquet",
+            "trajectories.parquet"
+        ]
+    );
+    assert!(
+        outputs[0] == outputs[1] && outputs[1] == outputs[2],
+        "outputs differ between thread counts"
+    );
 }
 
 #[test]
@@ -27,10 +43,20 @@ fn shards_plus_merge_equal_a_single_run() {
     let tmp = tempfile::tempdir().unwrap();
     let m = write_manifest(tmp.path(), "small.toml", SMALL);
     let single = tmp.path().join("single");
-    witness().args(["run", "-q", "--out"]).arg(&single).arg(&m).assert().success();
+    witness()
+        .args(["run", "-q", "--out"])
+        .arg(&single)
+        .arg(&m)
+        .assert()
+        .success();
     let sharded = tmp.path().join("sharded");
     for k in 0..4 {
-        witness().args(["run", "-q", "--shard", &format!("{k}/4"), "--out"]).arg(&sharded).arg(&m).assert().success();
+        witness()
+            .args(["run", "-q", "--shard", &format!("{k}/4"), "--out"])
+            .arg(&sharded)
+            .arg(&m)
+            .assert()
+            .success();
         if k == 1 {
             witness()
                 .args(["merge"])
@@ -40,9 +66,15 @@ fn shards_plus_merge_equal_a_single_run() {
                 .stderr(predicates::str::contains("chunks are missing"));
         }
     }
-    assert!(!sharded.join("runs.parquet").exists(), "a shard of several must not assemble");
+    assert!(
+        !sharded.join("runs.parquet").exists(),
+        "a shard of several must not assemble"
+    );
     witness().args(["merge"]).arg(&sharded).assert().success();
-    assert!(data_files(&single) == data_files(&sharded), "merged shards differ from a single run");
+    assert!(
+        data_files(&single) == data_files(&sharded),
+        "merged shards differ from a single run"
+    );
     assert!(!sharded.join("parts").exists());
 }
 
@@ -55,7 +87,12 @@ fn a_run_killed_mid_way_resumes_to_identical_bytes() {
         .replace("chunk_runs = 4", "chunk_runs = 1");
     let m = write_manifest(tmp.path(), "heavy.toml", &text);
     let clean = tmp.path().join("clean");
-    witness().args(["run", "-q", "--out"]).arg(&clean).arg(&m).assert().success();
+    witness()
+        .args(["run", "-q", "--out"])
+        .arg(&clean)
+        .arg(&m)
+        .assert()
+        .success();
 
     let killed = tmp.path().join("killed");
     let bin = assert_cmd::cargo::cargo_bin("witness");
@@ -68,17 +105,34 @@ fn a_run_killed_mid_way_resumes_to_identical_bytes() {
     let parts = killed.join("parts").join("runs");
     let started = Instant::now();
     while std::fs::read_dir(&parts).map(|d| d.count()).unwrap_or(0) < 3 {
-        assert!(started.elapsed() < Duration::from_secs(120), "no parts appeared");
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no parts appeared"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
     child.kill().unwrap(); // SIGKILL on Unix
     child.wait().unwrap();
-    assert!(!killed.join("runs.parquet").exists(), "the run finished before it was killed; make it heavier");
+    assert!(
+        !killed.join("runs.parquet").exists(),
+        "the run finished before it was killed; make it heavier"
+    );
 
-    let out = witness().args(["run", "--out"]).arg(&killed).arg(&m).assert().success();
+    let out = witness()
+        .args(["run", "--out"])
+        .arg(&killed)
+        .arg(&m)
+        .assert()
+        .success();
     let said = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(!said.contains(" 0 chunk(s) resumed"), "nothing was resumed: {said}");
-    assert!(data_files(&clean) == data_files(&killed), "resumed results differ from an uninterrupted run");
+    assert!(
+        !said.contains(" 0 chunk(s) resumed"),
+        "nothing was resumed: {said}"
+    );
+    assert!(
+        data_files(&clean) == data_files(&killed),
+        "resumed results differ from an uninterrupted run"
+    );
 }
 
 #[test]
@@ -86,7 +140,12 @@ fn rerunning_a_finished_experiment_does_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let m = write_manifest(tmp.path(), "small.toml", SMALL);
     let out = tmp.path().join("out");
-    witness().args(["run", "-q", "--out"]).arg(&out).arg(&m).assert().success();
+    witness()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&m)
+        .assert()
+        .success();
     let before = data_files(&out);
     witness()
         .args(["run", "--out"])
@@ -105,7 +164,12 @@ fn verify_passes_on_fresh_results_and_names_a_tampered_run() {
     let tmp = tempfile::tempdir().unwrap();
     let m = write_manifest(tmp.path(), "small.toml", SMALL);
     let out = tmp.path().join("out");
-    witness().args(["run", "-q", "--out"]).arg(&out).arg(&m).assert().success();
+    witness()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&m)
+        .assert()
+        .success();
     witness()
         .args(["verify", "--all"])
         .arg(&out)
@@ -129,7 +193,9 @@ fn verify_passes_on_fresh_results_and_names_a_tampered_run() {
         .arg(&out)
         .assert()
         .code(1)
-        .stdout(predicates::str::contains("run 9 (endorsement): runs.peak_brier"));
+        .stdout(predicates::str::contains(
+            "run 9 (endorsement): runs.peak_brier",
+        ));
 }
 
 #[test]
@@ -138,12 +204,21 @@ fn the_recorded_540_run_sweep_writes_540_runs_and_verifies() {
     let tmp = tempfile::tempdir().unwrap();
     let m = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/sweep-540.toml");
     let out = tmp.path().join("sweep");
-    witness().args(["run", "-q", "--out"]).arg(&out).arg(&m).assert().success();
+    witness()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&m)
+        .assert()
+        .success();
     let count = |name: &str| -> usize {
         let (_, reader) = parquet::open(&out.join(name)).unwrap();
         reader.map(|b| b.unwrap().num_rows()).sum()
     };
     assert_eq!(count("runs.parquet"), 540);
     assert_eq!(count("trajectories.parquet"), 540 * 61);
-    witness().args(["verify", "--all"]).arg(&out).assert().success();
+    witness()
+        .args(["verify", "--all"])
+        .arg(&out)
+        .assert()
+        .success();
 }

@@ -107,14 +107,14 @@ pub fn simulate(cfg: &Config, parallelism: Parallelism) -> Run {
             next.par_chunks_mut(CHUNK)
                 .enumerate()
                 .map(step)
-                .reduce(Counters::default, Counters::add)
+                .reduce(Counters::default, |a, b| a + b)
         } else {
             next.chunks_mut(CHUNK)
                 .enumerate()
                 .map(step)
-                .fold(Counters::default(), Counters::add)
+                .fold(Counters::default(), |a, b| a + b)
         };
-        totals = totals.add(delta);
+        totals = totals + delta;
         std::mem::swap(&mut prev, &mut next);
         trajectory.push(record(r, &prev, &totals, &mut violation));
     }
@@ -187,7 +187,7 @@ fn check_probability(cfg: &Config, p: f64) -> f64 {
 }
 
 fn clip(x: f64) -> f64 {
-    x.max(0.01).min(0.99)
+    x.clamp(0.01, 0.99)
 }
 
 /// Steps 2 and 3 of a round for agent `i`, whose own state is `a` (already
@@ -266,7 +266,7 @@ pub fn belief_from_ledger(l: &Ledger, truth: bool) -> f64 {
     let log_odds = l.roots().iter().fold(0.0, |acc, &r| {
         acc + ledger::polarity(r, truth) as f64 * step
     });
-    clip(1.0 / (1.0 + (-log_odds.max(-4.6).min(4.6)).exp()))
+    clip(1.0 / (1.0 + (-log_odds.clamp(-4.6, 4.6)).exp()))
 }
 
 #[cfg(test)]

@@ -16,8 +16,9 @@ pub struct Counters {
     pub effort: u64,
 }
 
-impl Counters {
-    pub fn add(self, o: Counters) -> Counters {
+impl std::ops::Add for Counters {
+    type Output = Counters;
+    fn add(self, o: Counters) -> Counters {
         Counters {
             requested: self.requested + o.requested,
             completed: self.completed + o.completed,

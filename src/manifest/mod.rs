@@ -311,7 +311,10 @@ fn range(
 
 /// A table as it would be written inline, for messages.
 fn inline_table(t: &toml::Table) -> String {
-    let items: Vec<String> = t.iter().map(|(k, v)| format!("{k} = {}", show(v))).collect();
+    let items: Vec<String> = t
+        .iter()
+        .map(|(k, v)| format!("{k} = {}", show(v)))
+        .collect();
     format!("{{ {} }}", items.join(", "))
 }
 

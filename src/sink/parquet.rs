@@ -13,7 +13,7 @@ use arrow_array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, RecordBatch, StringArray,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::errors::ParquetError;
@@ -205,16 +205,10 @@ pub fn write(
     })
 }
 
+pub type Metadata = Vec<(String, String)>;
+
 /// Opens a Parquet file: its key-value metadata and a reader of its batches.
-pub fn open(
-    path: &Path,
-) -> Result<
-    (
-        Vec<(String, String)>,
-        impl Iterator<Item = Result<RecordBatch, arrow_schema::ArrowError>>,
-    ),
-    ParquetError,
-> {
+pub fn open(path: &Path) -> Result<(Metadata, ParquetRecordBatchReader), ParquetError> {
     let b = ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
     let kv = b
         .metadata()

@@ -1,0 +1,92 @@
+"""Reads witness results with independent Parquet readers (pyarrow, DuckDB,
+pandas, polars) and checks row counts, column types and the manifest hash in
+the file metadata. Run by .ci/run; the README's loading snippets are the
+ones in `snippets()` below, so they are exercised on every CI run.
+
+usage: python3 tests/interop/check_parquet.py path/to/witness
+"""
+
+import hashlib
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+RESULTS = None  # set in main: the results folder
+passed, failed = 0, 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok    {name}")
+    else:
+        failed += 1
+        print(f"FAIL  {name} {detail}")
+
+
+def snippets(results):
+    # --- README: pandas ---
+    runs = pd.read_parquet(f"{results}/runs.parquet")
+    by_arm = runs.groupby("arm")["peak_mistaken"].mean()
+    # --- README: polars ---
+    traj = pl.read_parquet(f"{results}/trajectories.parquet")
+    curve = traj.join(pl.read_parquet(f"{results}/runs.parquet").select("run_id", "arm"), on="run_id") \
+        .group_by("arm", "round").agg(pl.col("mistaken").mean()).sort("arm", "round")
+    # --- README: DuckDB ---
+    con = duckdb.connect()
+    table = con.sql(f"""
+        SELECT arm, graph, avg(peak_mistaken) AS peak, avg(mean_mistaken) AS mean
+        FROM '{results}/runs.parquet' GROUP BY arm, graph ORDER BY arm, graph
+    """).fetchall()
+    return runs, by_arm, curve, table
+
+
+def main():
+    witness = sys.argv[1]
+    root = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "default"
+        subprocess.run([witness, "run", "-q", "--out", str(out), str(root / "experiments/default.toml")], check=True)
+        manifest_hash = hashlib.sha256((out / "manifest.toml").read_bytes()).hexdigest()
+
+        for name, rows in [("runs", 180), ("trajectories", 180 * 61)]:
+            f = pq.ParquetFile(out / f"{name}.parquet")
+            md = f.metadata.metadata
+            check(f"pyarrow {name}: {rows} rows", f.metadata.num_rows == rows, f.metadata.num_rows)
+            check(f"pyarrow {name}: manifest hash in metadata",
+                  md[b"witness.manifest_sha256"].decode() == manifest_hash)
+            check(f"pyarrow {name}: engine version", md[b"witness.engine_version"] == b"witness-engine/1")
+            check(f"pyarrow {name}: zstd", f.metadata.row_group(0).column(0).compression == "ZSTD")
+
+        schema = pq.read_schema(out / "runs.parquet")
+        expected = {
+            "run_id": pa.int64(), "run_key": pa.string(), "arm": pa.string(), "population": pa.int64(),
+            "truth": pa.bool_(), "graph": pa.string(), "communication": pa.float64(),
+            "corrections": pa.list_(pa.int64()), "peak_mistaken": pa.float64(),
+            "first_clear_round": pa.int64(), "failed": pa.bool_(),
+        }
+        for col, ty in expected.items():
+            check(f"runs.{col} is {ty}", schema.field(col).type == ty, schema.field(col).type)
+
+        runs, by_arm, curve, table = snippets(out)
+        check("pandas: 3 arms", sorted(by_arm.index) == ["endorsement", "reserved", "source_aware"])
+        check("pandas: no failed run", not runs["failed"].any())
+        check("polars: 3 arms x 61 rounds", curve.height == 3 * 61, curve.height)
+        check("duckdb: 3 arms x 3 graphs", len(table) == 9, len(table))
+        n = duckdb.sql(f"SELECT count(*) FROM '{out}/trajectories.parquet'").fetchall()[0][0]
+        check("duckdb: trajectory rows", n == 180 * 61, n)
+
+    print(f"interop: {passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
