@@ -1,1 +1,54 @@
-fn main() {}
+//! Agent-rounds per second of witness-engine/1, per policy: at N = 250
+//! (the release default, one thread) and at N = 1,000,000 (one thread and
+//! all cores, parallel rounds). Run: cargo bench --bench engine
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::time::Duration;
+use witness::cascade::config::{Config, PARAMS};
+use witness::cascade::engine::{simulate, Parallelism};
+use witness::params::{Resolved, Value};
+
+fn config(policy: &str, population: i64, rounds: i64) -> Config {
+    let mut p = Resolved::defaults(PARAMS);
+    p.set("policy", Value::Str(policy.into()));
+    p.set("population", Value::Int(population));
+    p.set("rounds", Value::Int(rounds));
+    Config::from_resolved(&p).unwrap()
+}
+
+const POLICIES: [&str; 3] = ["endorsement", "source_aware", "reserved"];
+
+fn small(c: &mut Criterion) {
+    let mut g = c.benchmark_group("n250_r60_one_thread");
+    g.throughput(Throughput::Elements(250 * 60));
+    for policy in POLICIES {
+        let cfg = config(policy, 250, 60);
+        g.bench_with_input(BenchmarkId::from_parameter(policy), &cfg, |b, cfg| {
+            b.iter(|| simulate(cfg, Parallelism::Sequential))
+        });
+    }
+    g.finish();
+}
+
+fn large(c: &mut Criterion) {
+    // 10 rounds keep each sample short; throughput is per agent-round.
+    let rounds = 10;
+    let mut g = c.benchmark_group("n1m_r10");
+    g.sample_size(10).measurement_time(Duration::from_secs(20));
+    g.throughput(Throughput::Elements(1_000_000 * rounds as u64));
+    for policy in POLICIES {
+        let cfg = config(policy, 1_000_000, rounds);
+        for (label, mode) in [
+            ("one_thread", Parallelism::Sequential),
+            ("all_cores", Parallelism::Parallel),
+        ] {
+            g.bench_with_input(BenchmarkId::new(label, policy), &cfg, |b, cfg| {
+                b.iter(|| simulate(cfg, mode))
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, small, large);
+criterion_main!(benches);

@@ -16,9 +16,14 @@ pub fn mix(mut z: u64) -> u64 {
 
 /// `key(seed, parts...)`: folds each part into the mixed seed, in order.
 pub fn key(seed: u64, parts: &[u64]) -> u64 {
-    parts
-        .iter()
-        .fold(mix(seed), |h, &x| mix(h ^ x.wrapping_add(GOLDEN_GAMMA)))
+    parts.iter().fold(mix(seed), |h, &x| extend(h, x))
+}
+
+/// One more part of a key: `key(seed, a, b) == extend(key(seed, a), b)`, so
+/// callers can hoist a prefix shared by many streams (a round's agents).
+#[inline]
+pub fn extend(h: u64, part: u64) -> u64 {
+    mix(h ^ part.wrapping_add(GOLDEN_GAMMA))
 }
 
 /// One named random stream. Deliberately exposes only `unit` and `below`:
@@ -66,6 +71,11 @@ mod tests {
     fn mix_and_key_of_zero_are_zero() {
         assert_eq!(mix(0), 0);
         assert_eq!(key(0, &[]), 0);
+    }
+
+    #[test]
+    fn extending_a_key_equals_keying_with_the_longer_list() {
+        assert_eq!(extend(key(42, &[3, 0, 1]), 7), key(42, &[3, 0, 1, 7]));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::graph::Graph;
 use super::ledger::{self, Ledger, PROBE, REPORT};
 use super::metrics::{self, Counters, Snapshot};
 use crate::model::Violation;
-use crate::rng::{tag, Stream};
+use crate::rng::{extend, key, tag, Stream};
 
 pub const NOT_PENDING: u32 = u32::MAX;
 const SLOTS: usize = 4;
@@ -66,9 +66,9 @@ pub fn simulate(cfg: &Config, parallelism: Parallelism) -> Run {
     let mut violation = None;
     let record =
         |r: u32, agents: &[Agent], totals: &Counters, violation: &mut Option<Violation>| {
-            let snap = metrics::snapshot(r, cfg.truth, agents, totals);
+            let (snap, out_of_bounds) = metrics::snapshot(r, cfg.truth, agents, totals);
             if violation.is_none() {
-                *violation = metrics::check_identities(&snap, n as u64, agents);
+                *violation = metrics::check_identities(&snap, n as u64, agents, out_of_bounds);
             }
             snap
         };
@@ -96,10 +96,17 @@ pub fn simulate(cfg: &Config, parallelism: Parallelism) -> Run {
                 agents: ids,
             });
         }
+        let round = Round {
+            r,
+            key: key(cfg.seed, &[tag::AGENT_ROUND, cfg.replicate, r as u64]),
+            cfg,
+            graph: &graph,
+            prev: &prev,
+        };
         let step = |(c, chunk): (usize, &mut [Agent])| {
             let mut d = Counters::default();
             for (k, a) in chunk.iter_mut().enumerate() {
-                act(c * CHUNK + k, r, cfg, &graph, &prev, a, &mut d);
+                round.act(c * CHUNK + k, a, &mut d);
             }
             d
         };
@@ -190,62 +197,73 @@ fn clip(x: f64) -> f64 {
     x.clamp(0.01, 0.99)
 }
 
-/// Steps 2 and 3 of a round for agent `i`, whose own state is `a` (already
-/// corrected in step 1) and whose messages come from the snapshot `prev`.
-fn act(
-    i: usize,
+/// What every agent of round `r` shares: the snapshot it reads and the
+/// prefix `key(seed, 3, replicate, r)` of each agent's stream key.
+struct Round<'a> {
     r: u32,
-    cfg: &Config,
-    graph: &Graph,
-    prev: &[Agent],
-    a: &mut Agent,
-    d: &mut Counters,
-) {
-    if a.pending == r {
-        a.pending = NOT_PENDING;
-        ground(a, cfg.truth);
-        d.completed += 1;
-    }
-    let mut s = Stream::keyed(
-        cfg.seed,
-        &[tag::AGENT_ROUND, cfg.replicate, r as u64, i as u64],
-    );
-    if !a.checked && a.pending == NOT_PENDING {
-        let u = s.unit();
-        if u < check_probability(cfg, a.p) {
-            d.requested += 1;
-            d.effort += 4;
-            a.requested += 1;
-            if cfg.check_delay == 0 {
-                ground(a, cfg.truth);
-                d.completed += 1;
-            } else {
-                a.pending = r + cfg.check_delay;
+    key: u64,
+    cfg: &'a Config,
+    graph: &'a Graph,
+    prev: &'a [Agent],
+}
+
+impl Round<'_> {
+    /// Steps 2 and 3 for agent `i`, whose own state is `a` (already
+    /// corrected in step 1); messages come from the snapshot.
+    fn act(&self, i: usize, a: &mut Agent, d: &mut Counters) {
+        let Round {
+            r,
+            cfg,
+            graph,
+            prev,
+            ..
+        } = *self;
+        if a.pending == r {
+            a.pending = NOT_PENDING;
+            ground(a, cfg.truth);
+            d.completed += 1;
+        }
+        let mut s = Stream::new(extend(self.key, i as u64));
+        if !a.checked && a.pending == NOT_PENDING {
+            let u = s.unit();
+            if u < check_probability(cfg, a.p) {
+                d.requested += 1;
+                d.effort += 4;
+                a.requested += 1;
+                if cfg.check_delay == 0 {
+                    ground(a, cfg.truth);
+                    d.completed += 1;
+                } else {
+                    a.pending = r + cfg.check_delay;
+                }
+                return;
             }
+        }
+        let nb = graph.neighbours(i);
+        let mut heard = [0.0f64; SLOTS];
+        for h in heard.iter_mut() {
+            let j = nb[s.below(nb.len() as u64) as usize] as usize;
+            *h = prev[j].p;
+            a.ledger.merge(&prev[j].ledger);
+        }
+        d.messages += SLOTS as u64;
+        d.effort += SLOTS as u64;
+        if a.checked {
             return;
         }
+        a.p = match cfg.policy {
+            Policy::Endorsement => {
+                let m = (((heard[0] + heard[1]) + heard[2]) + heard[3]) / 4.0;
+                let social = 1.0 / (1.0 + (-cfg.gain * (m - 0.5)).exp());
+                clip(0.55 * a.p + 0.45 * social)
+            }
+            Policy::SourceAware | Policy::Reserved => belief_from_ledger(&a.ledger, cfg.truth),
+        };
     }
-    let nb = graph.neighbours(i);
-    let mut heard = [0.0f64; SLOTS];
-    for h in heard.iter_mut() {
-        let j = nb[s.below(nb.len() as u64) as usize] as usize;
-        *h = prev[j].p;
-        a.ledger.merge(&prev[j].ledger);
-    }
-    d.messages += SLOTS as u64;
-    d.effort += SLOTS as u64;
-    if a.checked {
-        return;
-    }
-    a.p = match cfg.policy {
-        Policy::Endorsement => {
-            let m = (((heard[0] + heard[1]) + heard[2]) + heard[3]) / 4.0;
-            let social = 1.0 / (1.0 + (-cfg.gain * (m - 0.5)).exp());
-            clip(0.55 * a.p + 0.45 * social)
-        }
-        Policy::SourceAware | Policy::Reserved => belief_from_ledger(&a.ledger, cfg.truth),
-    };
 }
+
+/// ln(0.68 / 0.32): one root's log-odds. Computed once, not per read.
+static LOG_ODDS_STEP: std::sync::LazyLock<f64> = std::sync::LazyLock::new(|| (0.68f64 / 0.32).ln());
 
 /// Source tracking: a verified root decides; otherwise one log-odds step per
 /// distinct root, so copies of one report never add up.
@@ -262,7 +280,7 @@ pub fn belief_from_ledger(l: &Ledger, truth: bool) -> f64 {
     if verified < 0 {
         return 0.01;
     }
-    let step = (0.68f64 / 0.32).ln();
+    let step = *LOG_ODDS_STEP;
     let log_odds = l.roots().iter().fold(0.0, |acc, &r| {
         acc + ledger::polarity(r, truth) as f64 * step
     });

@@ -46,7 +46,14 @@ pub struct Snapshot {
     pub pending: u64,
 }
 
-pub fn snapshot(round: u32, truth: bool, agents: &[Agent], counters: &Counters) -> Snapshot {
+/// The metrics of one snapshot, and the first agent (if any) whose belief or
+/// ledger is out of bounds, found in the same pass.
+pub fn snapshot(
+    round: u32,
+    truth: bool,
+    agents: &[Agent],
+    counters: &Counters,
+) -> (Snapshot, Option<usize>) {
     let target = if truth { 1.0 } else { 0.0 };
     let mut s = Snapshot {
         round,
@@ -63,7 +70,11 @@ pub fn snapshot(round: u32, truth: bool, agents: &[Agent], counters: &Counters) 
         counters: *counters,
         pending: 0,
     };
-    for a in agents {
+    let mut out_of_bounds = None;
+    for (i, a) in agents.iter().enumerate() {
+        if out_of_bounds.is_none() && (!(0.01..=0.99).contains(&a.p) || a.ledger.len() > CAPACITY) {
+            out_of_bounds = Some(i);
+        }
         if a.p >= 0.65 {
             s.support += 1;
         } else if a.p <= 0.35 {
@@ -86,7 +97,7 @@ pub fn snapshot(round: u32, truth: bool, agents: &[Agent], counters: &Counters) 
     let n = agents.len() as f64;
     s.brier /= n;
     s.mean_belief /= n;
-    s
+    (s, out_of_bounds)
 }
 
 /// The identities every snapshot must satisfy, derived from its metrics
@@ -134,14 +145,18 @@ pub fn check_counts(s: &Snapshot, n: u64) -> Option<Violation> {
     None
 }
 
-/// The count identities plus the per-agent ones, which need live state.
-pub fn check_identities(s: &Snapshot, n: u64, agents: &[Agent]) -> Option<Violation> {
+/// The count identities plus the per-agent ones, given the first agent
+/// `snapshot` found out of bounds.
+pub fn check_identities(
+    s: &Snapshot,
+    n: u64,
+    agents: &[Agent],
+    out_of_bounds: Option<usize>,
+) -> Option<Violation> {
     if let Some(v) = check_counts(s, n) {
         return Some(v);
     }
-    let bad = agents
-        .iter()
-        .position(|a| !(0.01..=0.99).contains(&a.p) || a.ledger.len() > CAPACITY)?;
+    let bad = out_of_bounds?;
     Some(Violation {
         identity: "0.01 <= p <= 0.99 and ledger size <= 12".into(),
         round: Some(s.round as u64),
