@@ -50,6 +50,7 @@ impl Ledger {
     /// A plain loop: `<[u8]>::contains` calls out to memchr, which costs more
     /// than scanning a dozen bytes.
     #[inline]
+    #[allow(clippy::manual_contains)] // measured: memchr is slower here
     pub fn contains(&self, root: Root) -> bool {
         self.roots().iter().any(|&r| r == root)
     }
