@@ -23,7 +23,9 @@ use parquet::file::properties::WriterProperties;
 use crate::model::{ColType, Column, Row};
 use crate::params::{Kind, ParamSpec, Value};
 
-pub const ROW_GROUP_ROWS: usize = 128 * 1024;
+/// Rows per row group. The writer holds one row group in memory, so this
+/// bounds memory on large grids; 16k rows stay large enough to scan fast.
+pub const ROW_GROUP_ROWS: usize = 16 * 1024;
 
 pub fn col_type(ty: ColType) -> DataType {
     match ty {
