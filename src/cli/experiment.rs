@@ -174,8 +174,14 @@ fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {per_sec}  ETA {eta}")
-            .expect("a valid template"),
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {rate}  ETA {eta}")
+            .expect("a valid template")
+            .with_key(
+                "rate",
+                |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.0} runs/s", s.per_sec());
+                },
+            ),
     );
     bar
 }

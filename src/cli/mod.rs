@@ -10,6 +10,14 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
+const AFTER_HELP: &str = "Examples:
+  witness run experiments/default.toml      run a grid into results/default/
+  witness plan experiments/sweep-540.toml   check a manifest, see its size and cost
+  witness verify results/default            re-check stored results
+  witness simulate --set policy=source_aware --export run.json
+
+Exit codes: 0 ok, 1 a check failed, 2 bad input.";
+
 /// A check ran and failed (identities, replay, verify).
 pub const EXIT_FAILED: u8 = 1;
 /// The input was wrong: arguments, parameters, manifest.
@@ -19,7 +27,8 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 #[command(
     name = "witness",
     version,
-    about = "Seeded batch experiments on how AI agents spread, check and trust claims"
+    about = "Seeded batch experiments on how AI agents spread, check and trust claims",
+    after_help = AFTER_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -45,6 +54,7 @@ pub enum Command {
     },
     /// Check a manifest and show its runs, axes, arms, warnings and estimates.
     Plan {
+        /// The experiment manifest (TOML), e.g. experiments/default.toml.
         manifest: PathBuf,
         /// Refuse grids with more runs than this.
         #[arg(long, default_value_t = experiment::DEFAULT_MAX_RUNS)]
@@ -52,6 +62,7 @@ pub enum Command {
     },
     /// Run every run of a manifest into a results folder (resumes if interrupted).
     Run {
+        /// The experiment manifest (TOML), e.g. experiments/default.toml.
         manifest: PathBuf,
         /// Results folder [default: results/<experiment name>].
         #[arg(long)]
@@ -79,6 +90,7 @@ pub enum Command {
     /// Check a results folder: manifest hash, run keys, identities re-derived
     /// from stored trajectories, and a replay of a sample of runs (or all).
     Verify {
+        /// A results folder written by `witness run` (or `merge`).
         dir: PathBuf,
         /// How many runs to re-run, spread evenly over the grid.
         #[arg(long, default_value_t = 32, conflicts_with = "all")]
@@ -89,6 +101,7 @@ pub enum Command {
     },
     /// Assemble the final tables from the parts written by every shard.
     Merge {
+        /// The shared results folder the shards wrote their parts into.
         dir: PathBuf,
         #[arg(long, short)]
         quiet: bool,
