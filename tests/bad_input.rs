@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{snapshot, witness, write_manifest, SMALL};
+use common::{run_ok, snapshot, witness, write_manifest, SMALL};
 
 const HEAD: &str = "[experiment]\nname = \"small\"\nmodel = \"witness\"\n";
 
@@ -77,12 +77,7 @@ fn bad_manifests_are_refused_clearly_and_touch_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let good = write_manifest(tmp.path(), "good.toml", SMALL);
     let out = tmp.path().join("results");
-    witness()
-        .args(["run", "-q", "--out"])
-        .arg(&out)
-        .arg(&good)
-        .assert()
-        .success();
+    run_ok(&good, &out);
     let before = snapshot(&out);
     for (what, text, needles) in cases() {
         let m = write_manifest(tmp.path(), "bad.toml", &text);
@@ -112,12 +107,7 @@ fn another_manifest_into_a_used_folder_is_refused_unless_forced() {
     let tmp = tempfile::tempdir().unwrap();
     let good = write_manifest(tmp.path(), "good.toml", SMALL);
     let out = tmp.path().join("results");
-    witness()
-        .args(["run", "-q", "--out"])
-        .arg(&out)
-        .arg(&good)
-        .assert()
-        .success();
+    run_ok(&good, &out);
     let before = snapshot(&out);
     let other = write_manifest(
         tmp.path(),

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{data_files, witness, write_manifest, SMALL};
+use common::{data_files, run_ok, witness, write_manifest, SMALL};
 use std::time::{Duration, Instant};
 
 #[test]
@@ -43,12 +43,7 @@ fn shards_plus_merge_equal_a_single_run() {
     let tmp = tempfile::tempdir().unwrap();
     let m = write_manifest(tmp.path(), "small.toml", SMALL);
     let single = tmp.path().join("single");
-    witness()
-        .args(["run", "-q", "--out"])
-        .arg(&single)
-        .arg(&m)
-        .assert()
-        .success();
+    run_ok(&m, &single);
     let sharded = tmp.path().join("sharded");
     for k in 0..4 {
         witness()
@@ -87,12 +82,7 @@ fn a_run_killed_mid_way_resumes_to_identical_bytes() {
         .replace("chunk_runs = 4", "chunk_runs = 1");
     let m = write_manifest(tmp.path(), "heavy.toml", &text);
     let clean = tmp.path().join("clean");
-    witness()
-        .args(["run", "-q", "--out"])
-        .arg(&clean)
-        .arg(&m)
-        .assert()
-        .success();
+    run_ok(&m, &clean);
 
     let killed = tmp.path().join("killed");
     let bin = assert_cmd::cargo::cargo_bin("witness");
@@ -140,12 +130,7 @@ fn rerunning_a_finished_experiment_does_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let m = write_manifest(tmp.path(), "small.toml", SMALL);
     let out = tmp.path().join("out");
-    witness()
-        .args(["run", "-q", "--out"])
-        .arg(&out)
-        .arg(&m)
-        .assert()
-        .success();
+    run_ok(&m, &out);
     let before = data_files(&out);
     witness()
         .args(["run", "--out"])
@@ -164,12 +149,7 @@ fn verify_passes_on_fresh_results_and_names_a_tampered_run() {
     let tmp = tempfile::tempdir().unwrap();
     let m = write_manifest(tmp.path(), "small.toml", SMALL);
     let out = tmp.path().join("out");
-    witness()
-        .args(["run", "-q", "--out"])
-        .arg(&out)
-        .arg(&m)
-        .assert()
-        .success();
+    run_ok(&m, &out);
     witness()
         .args(["verify", "--all"])
         .arg(&out)
@@ -204,12 +184,7 @@ fn the_recorded_540_run_sweep_writes_540_runs_and_verifies() {
     let tmp = tempfile::tempdir().unwrap();
     let m = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/sweep-540.toml");
     let out = tmp.path().join("sweep");
-    witness()
-        .args(["run", "-q", "--out"])
-        .arg(&out)
-        .arg(&m)
-        .assert()
-        .success();
+    run_ok(&m, &out);
     let count = |name: &str| -> usize {
         let (_, reader) = parquet::open(&out.join(name)).unwrap();
         reader.map(|b| b.unwrap().num_rows()).sum()

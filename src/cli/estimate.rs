@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::grid::Plan;
 use crate::params::Value;
-use crate::runner::tables::{detail_rows, run_row, tables};
+use crate::runner::tables::{run_into, tables};
 
 const SAMPLES: usize = 4;
 
@@ -50,14 +50,7 @@ pub fn estimate(plan: &Plan) -> String {
     let mut rows: Vec<Vec<crate::model::Row>> = tables.iter().map(|_| Vec::new()).collect();
     let started = Instant::now();
     for &id in &ids {
-        let spec = plan.run(id);
-        let mut out = model.run(&spec.params, &plan.manifest.tables);
-        for (t, table) in tables.iter().enumerate() {
-            match table.model_table {
-                Some(k) => rows[t].extend(detail_rows(id, std::mem::take(&mut out.tables[k]))),
-                None => rows[t].push(run_row(plan, &spec, &out)),
-            }
-        }
+        run_into(plan, &tables, id, &mut rows);
     }
     let per_run = started.elapsed().as_secs_f64() / ids.len().max(1) as f64;
     let threads = rayon::current_num_threads();

@@ -117,14 +117,31 @@ fn summarize_values(values: &[crate::params::Value]) -> String {
     }
 }
 
+#[derive(clap::Args, Debug)]
 pub struct RunArgs {
+    /// The experiment manifest (TOML), e.g. experiments/default.toml.
     pub manifest: PathBuf,
+    /// Results folder [default: results/<experiment name>].
+    #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Worker threads [default: all cores]. Results do not depend on it.
+    #[arg(long)]
     pub threads: Option<usize>,
+    /// Run only shard K of N (`K/N`, from 0), or `auto` from the array-job
+    /// environment (Slurm, Kubernetes Indexed Job, AWS Batch).
+    #[arg(long, value_name = "K/N|auto")]
     pub shard: Option<String>,
+    /// Number of shards, for `--shard auto` under a Kubernetes Indexed Job.
+    #[arg(long)]
     pub shard_count: Option<u64>,
+    /// Replace the results of a different manifest in the output folder.
+    #[arg(long)]
     pub force: bool,
+    /// No progress bar and no summary line.
+    #[arg(long, short)]
     pub quiet: bool,
+    /// Refuse grids with more runs than this.
+    #[arg(long, default_value_t = DEFAULT_MAX_RUNS)]
     pub max_runs: u64,
 }
 

@@ -2,7 +2,7 @@
 //! thin: they read files, call the pure core, print and write results.
 
 mod estimate;
-mod experiment;
+pub mod experiment;
 mod set;
 mod simulate;
 
@@ -61,32 +61,7 @@ pub enum Command {
         max_runs: u64,
     },
     /// Run every run of a manifest into a results folder (resumes if interrupted).
-    Run {
-        /// The experiment manifest (TOML), e.g. experiments/default.toml.
-        manifest: PathBuf,
-        /// Results folder [default: results/<experiment name>].
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Worker threads [default: all cores]. Results do not depend on it.
-        #[arg(long)]
-        threads: Option<usize>,
-        /// Run only shard K of N (`K/N`, from 0), or `auto` from the array-job
-        /// environment (Slurm, Kubernetes Indexed Job, AWS Batch).
-        #[arg(long, value_name = "K/N|auto")]
-        shard: Option<String>,
-        /// Number of shards, for `--shard auto` under a Kubernetes Indexed Job.
-        #[arg(long)]
-        shard_count: Option<u64>,
-        /// Replace the results of a different manifest in the output folder.
-        #[arg(long)]
-        force: bool,
-        /// No progress bar and no summary line.
-        #[arg(long, short)]
-        quiet: bool,
-        /// Refuse grids with more runs than this.
-        #[arg(long, default_value_t = experiment::DEFAULT_MAX_RUNS)]
-        max_runs: u64,
-    },
+    Run(experiment::RunArgs),
     /// Check a results folder: manifest hash, run keys, identities re-derived
     /// from stored trajectories, and a replay of a sample of runs (or all).
     Verify {
@@ -113,25 +88,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Simulate { set, export } => simulate::simulate(&set, export.as_deref()),
         Command::Replay { export } => simulate::replay(&export),
         Command::Plan { manifest, max_runs } => experiment::plan(&manifest, max_runs),
-        Command::Run {
-            manifest,
-            out,
-            threads,
-            shard,
-            shard_count,
-            force,
-            quiet,
-            max_runs,
-        } => experiment::run(&experiment::RunArgs {
-            manifest,
-            out,
-            threads,
-            shard,
-            shard_count,
-            force,
-            quiet,
-            max_runs,
-        }),
+        Command::Run(args) => experiment::run(&args),
         Command::Merge { dir, quiet } => experiment::merge(&dir, quiet),
         Command::Verify { dir, replay, all } => experiment::verify(&dir, replay, all),
     }

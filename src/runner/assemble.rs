@@ -9,7 +9,6 @@ use super::layout::Layout;
 use super::tables::{metadata, tables, Table, KEY_HASH, KEY_SHARD};
 use super::{chunk_count, chunk_runs, RunError};
 use crate::grid::Plan;
-use crate::manifest::Manifest;
 use crate::sink::parquet;
 
 /// Streams every part of every table into the final files, checking that the
@@ -133,10 +132,7 @@ pub fn failures_in(path: &Path) -> Result<Vec<(u64, String)>, RunError> {
 /// every chunk present, then the same final files a single run writes.
 pub fn merge(dir: &Path) -> Result<Vec<(u64, String)>, RunError> {
     let layout = Layout::new(dir);
-    let manifest_path = layout.manifest();
-    let text =
-        std::fs::read_to_string(&manifest_path).map_err(|e| RunError::io(&manifest_path, e))?;
-    let manifest = Manifest::parse(&manifest_path.display().to_string(), &text)?;
+    let manifest = layout.read_manifest()?;
     let plan = Plan::new(&manifest);
     let tables = tables(plan.model(), &manifest.tables);
     if layout.table("runs").exists() && !layout.parts().exists() {

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::RunError;
-use crate::manifest::sha256_hex;
+use crate::manifest::{sha256_hex, Manifest};
 
 pub struct Layout {
     pub dir: PathBuf,
@@ -20,6 +20,13 @@ impl Layout {
 
     pub fn manifest(&self) -> PathBuf {
         self.dir.join("manifest.toml")
+    }
+
+    /// The manifest a results folder was written from.
+    pub fn read_manifest(&self) -> Result<Manifest, RunError> {
+        let path = self.manifest();
+        let text = fs::read_to_string(&path).map_err(|e| RunError::io(&path, e))?;
+        Ok(Manifest::parse(&path.display().to_string(), &text)?)
     }
 
     pub fn table(&self, name: &str) -> PathBuf {

@@ -16,7 +16,7 @@ use std::path::Path;
 
 pub use assemble::{assemble, failures_in, merge};
 use layout::Layout;
-use tables::{detail_rows, metadata, run_row, tables, Table, KEY_CHUNK, KEY_HASH, KEY_SHARD};
+use tables::{metadata, run_into, tables, Table, KEY_CHUNK, KEY_HASH, KEY_SHARD};
 
 use crate::grid::Plan;
 use crate::model::Row;
@@ -178,19 +178,10 @@ fn run_chunk(
     shard: Shard,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<(u64, String)>, RunError> {
-    let model = plan.model();
     let mut rows: Vec<Vec<Row>> = tables.iter().map(|_| Vec::new()).collect();
     let mut failures = Vec::new();
     for id in chunk_runs(plan, chunk) {
-        let spec = plan.run(id);
-        let mut out = model.run(&spec.params, &plan.manifest.tables);
-        for (t, table) in tables.iter().enumerate() {
-            match table.model_table {
-                Some(k) => rows[t].extend(detail_rows(id, std::mem::take(&mut out.tables[k]))),
-                None => rows[t].push(run_row(plan, &spec, &out)),
-            }
-        }
-        if let Some(v) = &out.violation {
+        if let Some(v) = run_into(plan, tables, id, &mut rows) {
             failures.push((id, v.to_string()));
         }
         progress(1);

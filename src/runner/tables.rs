@@ -6,7 +6,7 @@
 use arrow_schema::{DataType, Field, SchemaRef};
 
 use crate::grid::{run_key, Plan, RunSpec};
-use crate::model::{Model, Row, RunOutput};
+use crate::model::{Model, Row, RunOutput, Violation};
 use crate::params::Value;
 use crate::sink::parquet::{column_field, param_field, schema};
 
@@ -67,6 +67,25 @@ pub fn run_row(plan: &Plan, spec: &RunSpec, out: &RunOutput) -> Row {
             .map_or(Value::Null, |v| Value::Str(v.to_string())),
     );
     row
+}
+
+/// Runs `id` and appends its rows to `rows` (one buffer per table, in
+/// `tables` order); returns its broken identity, if any.
+pub fn run_into(
+    plan: &Plan,
+    tables: &[Table],
+    id: u64,
+    rows: &mut [Vec<Row>],
+) -> Option<Violation> {
+    let spec = plan.run(id);
+    let mut out = plan.model().run(&spec.params, &plan.manifest.tables);
+    for (buffer, table) in rows.iter_mut().zip(tables) {
+        match table.model_table {
+            Some(k) => buffer.extend(detail_rows(id, std::mem::take(&mut out.tables[k]))),
+            None => buffer.push(run_row(plan, &spec, &out)),
+        }
+    }
+    out.violation
 }
 
 pub fn detail_rows(run_id: u64, rows: Vec<Row>) -> impl Iterator<Item = Row> {

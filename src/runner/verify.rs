@@ -12,7 +12,6 @@ use super::layout::Layout;
 use super::tables::{tables, Table, KEY_ENGINE, KEY_HASH};
 use super::RunError;
 use crate::grid::{run_key, Plan};
-use crate::manifest::Manifest;
 use crate::model::Row;
 use crate::params::Value;
 use crate::sink::parquet;
@@ -122,10 +121,7 @@ fn first_difference(table: &Table, skip: usize, stored: &[Row], fresh: &[Row]) -
 
 pub fn verify(dir: &Path, replay: Replay) -> Result<VerifyReport, RunError> {
     let layout = Layout::new(dir);
-    let manifest_path = layout.manifest();
-    let text =
-        std::fs::read_to_string(&manifest_path).map_err(|e| RunError::io(&manifest_path, e))?;
-    let manifest = Manifest::parse(&manifest_path.display().to_string(), &text)?;
+    let manifest = layout.read_manifest()?;
     let plan = Plan::new(&manifest);
     let model = plan.model();
     let tables = tables(model, &manifest.tables);

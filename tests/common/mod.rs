@@ -73,3 +73,13 @@ pub fn data_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     s.retain(|k, _| !k.starts_with("timing"));
     s
 }
+
+/// `witness run -q --out OUT MANIFEST`, which must succeed.
+pub fn run_ok(manifest: &Path, out: &Path) {
+    witness()
+        .args(["run", "-q", "--out"])
+        .arg(out)
+        .arg(manifest)
+        .assert()
+        .success();
+}
