@@ -94,10 +94,11 @@ pub fn replay(path: &Path) -> Result<u8> {
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
     let engine = stored["engine"].as_str().unwrap_or("(missing)");
     if engine != VERSION {
-        anyhow::bail!(
+        return Err(super::InputError(format!(
             "{}: written by engine {engine}, this build runs {VERSION}; replay it with the matching witness version",
             path.display()
-        );
+        ))
+        .into());
     }
     let (p, cfg) = resolved_from_config(&stored["config"])
         .with_context(|| format!("{}: config", path.display()))?;

@@ -25,6 +25,13 @@ impl Layout {
     /// The manifest a results folder was written from.
     pub fn read_manifest(&self) -> Result<Manifest, RunError> {
         let path = self.manifest();
+        if !path.exists() {
+            return Err(RunError::Incomplete {
+                dir: self.dir.display().to_string(),
+                message: "no manifest.toml here: not a results folder written by `witness run`"
+                    .into(),
+            });
+        }
         let text = fs::read_to_string(&path).map_err(|e| RunError::io(&path, e))?;
         Ok(Manifest::parse(&path.display().to_string(), &text)?)
     }
