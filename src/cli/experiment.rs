@@ -124,14 +124,17 @@ pub struct RunArgs {
     /// Results folder [default: results/<experiment name>].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Worker threads [default: all cores]. Results do not depend on it.
+    /// Worker threads [default: SLURM_CPUS_PER_TASK inside Slurm, else all
+    /// cores]. Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Run only shard K of N (`K/N`, from 0), or `auto` from the array-job
     /// environment (Slurm, Kubernetes Indexed Job, AWS Batch).
     #[arg(long, value_name = "K/N|auto")]
     pub shard: Option<String>,
-    /// Number of shards, for `--shard auto` under a Kubernetes Indexed Job.
+    /// Number of shards for `--shard auto`: required under a Kubernetes
+    /// Indexed Job; under Slurm it makes the task id the shard number, so a
+    /// failed task can be resubmitted alone (`sbatch --array=K`).
     #[arg(long)]
     pub shard_count: Option<u64>,
     /// Replace the results of a different manifest in the output folder.
@@ -161,7 +164,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     let bar = progress_bar(plan.total, a.quiet);
     let started = Instant::now();
     let opts = Options {
-        threads: a.threads,
+        threads: a.threads.or_else(slurm_cpus),
         shard,
         force: a.force,
     };
@@ -171,7 +174,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     })?;
     bar.finish_and_clear();
     let secs = started.elapsed().as_secs_f64();
-    let threads = a.threads.unwrap_or_else(rayon::current_num_threads);
+    let threads = opts.threads.unwrap_or_else(rayon::current_num_threads);
     write_timing(
         &dir,
         &report,
@@ -183,6 +186,17 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         eprintln!("{}", one_line(&m.name, &dir, &report, shard, secs, threads));
     }
     Ok(report_failures(&report.failures))
+}
+
+/// Inside a Slurm allocation, use the CPUs it granted rather than every
+/// core of the node.
+fn slurm_cpus() -> Option<usize> {
+    std::env::var("SLURM_CPUS_PER_TASK")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&n| n > 0)
 }
 
 fn progress_bar(total: u64, quiet: bool) -> ProgressBar {

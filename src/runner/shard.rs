@@ -44,6 +44,11 @@ fn auto(count: Option<u64>, env: &dyn Fn(&str) -> Option<String>) -> Result<Shar
         }
     };
     if let Some(k) = num("SLURM_ARRAY_TASK_ID")? {
+        // An explicit count means the task id is the shard number, which is
+        // how one failed task is resubmitted alone (`sbatch --array=1`).
+        if let Some(n) = count {
+            return shard(k, n, "Slurm array with --shard-count");
+        }
         if let Some(min) = num("SLURM_ARRAY_TASK_MIN")? {
             if min != 0 {
                 return Err(format!(
@@ -59,7 +64,7 @@ fn auto(count: Option<u64>, env: &dyn Fn(&str) -> Option<String>) -> Result<Shar
                 ));
             }
         }
-        let n = num("SLURM_ARRAY_TASK_COUNT")?.or(count).ok_or(
+        let n = num("SLURM_ARRAY_TASK_COUNT")?.ok_or(
             "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not; pass --shard-count N",
         )?;
         return shard(k, n, "Slurm array");
@@ -131,6 +136,22 @@ mod tests {
         assert!(parse("auto", None, &stepped)
             .unwrap_err()
             .contains("step of 1"));
+    }
+
+    #[test]
+    fn a_resubmitted_slurm_task_needs_the_shard_count() {
+        let again = env(&[
+            ("SLURM_ARRAY_TASK_ID", "1"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+        ]);
+        assert!(parse("auto", None, &again)
+            .unwrap_err()
+            .contains("starts at 0"));
+        assert_eq!(
+            parse("auto", Some(4), &again),
+            Ok(Shard { index: 1, count: 4 })
+        );
     }
 
     #[test]
