@@ -4,6 +4,7 @@
 //! The core (models, seeding, parameters, grid expansion, identity checks)
 //! does no I/O; the sinks and the command line live at the edges.
 
+pub mod analysis;
 pub mod cascade;
 pub mod cli;
 pub mod grid;

@@ -7,6 +7,12 @@ use clap::Parser;
 use witness::cli::{self, Cli};
 
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`witness summary DIR | head`), as Unix
+    // tools do, instead of panicking in println!.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let args = Cli::parse();
     match cli::run(args) {
         Ok(code) => ExitCode::from(code),

@@ -66,6 +66,28 @@ pub struct RunOutput {
     pub violation: Option<Violation>,
 }
 
+/// A categorical outcome of a run, computed from its parameters and some of
+/// its summary columns; `compare --outcome` uses it as a domain comparator.
+#[derive(Clone, Copy)]
+pub struct OutcomeSpec {
+    pub name: &'static str,
+    pub doc: &'static str,
+    /// Summary columns `classify` receives, in this order.
+    pub columns: &'static [&'static str],
+    pub classify: fn(&Resolved, &[Value]) -> &'static str,
+}
+
+/// Per-round curves `plot` draws from a detail table: each column divided
+/// by a parameter (e.g. counts of agents over `population`).
+#[derive(Clone, Copy)]
+pub struct CurveSpec {
+    pub table: &'static str,
+    pub x: &'static str,
+    pub columns: &'static [&'static str],
+    pub divide_by: &'static str,
+    pub y_label: &'static str,
+}
+
 pub trait Model: Sync {
     /// The name manifests use in `[experiment] model`.
     fn name(&self) -> &'static str;
@@ -83,4 +105,16 @@ pub trait Model: Sync {
     /// Re-derives the identities that stored rows of table `table` must
     /// satisfy; `None` when they hold or the table carries none.
     fn audit(&self, p: &Resolved, table: usize, rows: &[Row]) -> Option<Violation>;
+    /// The summary columns `summary` shows when none are asked for.
+    fn headline_metrics(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The per-round curves `plot` draws, if the model has any.
+    fn curves(&self) -> Option<CurveSpec> {
+        None
+    }
+    /// Categorical outcomes for domain comparators.
+    fn outcomes(&self) -> &'static [OutcomeSpec] {
+        &[]
+    }
 }

@@ -29,6 +29,16 @@ impl fmt::Display for Value {
     }
 }
 
+impl Value {
+    /// As a label shows it: strings without quotes (`graph=hub`).
+    pub fn plain(&self) -> String {
+        match self {
+            Value::Str(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
 /// What a parameter accepts. Ranges are inclusive.
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {

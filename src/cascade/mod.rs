@@ -10,7 +10,9 @@ pub mod graph;
 pub mod ledger;
 pub mod metrics;
 
-use crate::model::{ColType, Column, Model, Row, RunOutput, TableSpec, Violation};
+use crate::model::{
+    ColType, Column, CurveSpec, Model, OutcomeSpec, Row, RunOutput, TableSpec, Violation,
+};
 use crate::params::{ParamError, ParamSpec, Resolved, Value};
 use config::Config;
 use engine::{Parallelism, Run};
@@ -108,6 +110,32 @@ pub const TABLES: &[TableSpec] = &[
     },
 ];
 
+pub const OUTCOMES: &[OutcomeSpec] = &[
+    OutcomeSpec {
+        name: "cleared",
+        doc: "cleared if mistaken reached 0 and stayed there to the end, else not_cleared",
+        columns: &["first_clear_round"],
+        classify: |_, v| if v[0] == Value::Null { "not_cleared" } else { "cleared" },
+    },
+    OutcomeSpec {
+        name: "terminal_majority",
+        doc: "supported / refuted if more than half the agents end supporting / refuting the claim, else split",
+        columns: &["final_correct", "final_mistaken"],
+        classify: |p, v| {
+            let f = |x: &Value| if let Value::Float(f) = x { *f } else { 0.0 };
+            let (correct, mistaken) = (f(&v[0]), f(&v[1]));
+            let (support, refute) = if p.bool("truth") { (correct, mistaken) } else { (mistaken, correct) };
+            if support > 0.5 {
+                "supported"
+            } else if refute > 0.5 {
+                "refuted"
+            } else {
+                "split"
+            }
+        },
+    },
+];
+
 pub struct Cascade;
 
 impl Model for Cascade {
@@ -149,6 +177,26 @@ impl Model for Cascade {
             tables: vec![trajectories, agents],
             violation: run.violation,
         }
+    }
+    fn curves(&self) -> Option<CurveSpec> {
+        Some(CurveSpec {
+            table: "trajectories",
+            x: "round",
+            columns: &["mistaken", "uncertain", "correct"],
+            divide_by: "population",
+            y_label: "fraction of agents",
+        })
+    }
+    fn headline_metrics(&self) -> &'static [&'static str] {
+        &[
+            "peak_mistaken",
+            "mean_mistaken",
+            "first_clear_round",
+            "requested",
+        ]
+    }
+    fn outcomes(&self) -> &'static [OutcomeSpec] {
+        OUTCOMES
     }
     fn audit(&self, p: &Resolved, table: usize, rows: &[Row]) -> Option<Violation> {
         if table != 0 {

@@ -1,8 +1,10 @@
 //! The command line: verb definitions (clap derive) and dispatch. Verbs are
 //! thin: they read files, call the pure core, print and write results.
 
+mod analyze;
 mod estimate;
 pub mod experiment;
+mod plot;
 mod set;
 mod simulate;
 
@@ -74,6 +76,54 @@ pub enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// Arm verdicts against a baseline arm, per scenario, with paired effects.
+    Compare {
+        /// A results folder whose manifest marks the baseline `placebo = true`.
+        dir: PathBuf,
+        /// The baseline arm (its placebo arm must have run).
+        #[arg(long)]
+        baseline: String,
+        /// A summary metric in [0, 1]: the answer compared, and the effect size.
+        #[arg(long, default_value = "peak_mistaken")]
+        metric: String,
+        /// A categorical outcome instead (e.g. cleared, terminal_majority):
+        /// any difference is a flip and the noise band does not gate.
+        #[arg(long)]
+        outcome: Option<String>,
+        /// A metric similarity 1 - |x - y| below this is a flip.
+        #[arg(long, default_value_t = 0.8)]
+        flip_below: f64,
+    },
+    /// Mean, standard deviation and 95 % interval of metrics per cell over seeds.
+    Summary {
+        /// A results folder.
+        dir: PathBuf,
+        /// Comma-separated grouping: `arm` and/or parameter names
+        /// [default: arm and every common grid axis but seed and replicate].
+        #[arg(long)]
+        by: Option<String>,
+        /// Comma-separated summary columns [default: the model's headline metrics].
+        #[arg(long)]
+        metrics: Option<String>,
+    },
+    /// Charts as SVG and PNG in DIR/plots: trajectories per scenario and a
+    /// heatmap of a summary metric over two grid axes.
+    Plot {
+        /// A results folder.
+        dir: PathBuf,
+        /// Draw only this scenario, e.g. "truth=false, graph=hub".
+        #[arg(long)]
+        scenario: Option<String>,
+        /// The summary metric of the heatmap.
+        #[arg(long, default_value = "peak_mistaken")]
+        metric: String,
+        /// Heatmap x axis [default: the first grid axis with several values].
+        #[arg(long)]
+        x: Option<String>,
+        /// Heatmap y axis [default: the second such axis].
+        #[arg(long)]
+        y: Option<String>,
+    },
     /// Assemble the final tables from the parts written by every shard.
     Merge {
         /// The shared results folder the shards wrote their parts into.
@@ -90,6 +140,39 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Plan { manifest, max_runs } => experiment::plan(&manifest, max_runs),
         Command::Run(args) => experiment::run(&args),
         Command::Merge { dir, quiet } => experiment::merge(&dir, quiet),
+        Command::Compare {
+            dir,
+            baseline,
+            metric,
+            outcome,
+            flip_below,
+        } => analyze::compare(
+            &dir,
+            &analyze::CompareArgs {
+                baseline: &baseline,
+                metric: &metric,
+                outcome: outcome.as_deref(),
+                flip_below,
+            },
+        ),
+        Command::Plot {
+            dir,
+            scenario,
+            metric,
+            x,
+            y,
+        } => plot::plot(
+            &dir,
+            &plot::PlotArgs {
+                scenario: scenario.as_deref(),
+                metric: &metric,
+                x: x.as_deref(),
+                y: y.as_deref(),
+            },
+        ),
+        Command::Summary { dir, by, metrics } => {
+            analyze::summary(&dir, by.as_deref(), metrics.as_deref())
+        }
         Command::Verify { dir, replay, all } => experiment::verify(&dir, replay, all),
     }
 }

@@ -2,4 +2,5 @@
 //! result folder's layout. The only I/O in the library besides the CLI.
 
 pub mod atomic;
+pub mod charts;
 pub mod parquet;

@@ -225,6 +225,61 @@ pub fn open(path: &Path) -> Result<(Metadata, ParquetRecordBatchReader), Parquet
     Ok((kv, b.with_batch_size(ROW_GROUP_ROWS).build()?))
 }
 
+/// Calls `f` with each row's values of the named columns (in the order
+/// asked), reading only those columns, one batch at a time. An unknown name
+/// is an error listing the columns there are.
+pub fn scan_columns(
+    path: &Path,
+    names: &[&str],
+    mut f: impl FnMut(&[Value]),
+) -> Result<(), ParquetError> {
+    let b = ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
+    let schema = b.schema().clone();
+    let mut indices = Vec::new();
+    for n in names {
+        let i = schema.index_of(n).map_err(|_| {
+            let all: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            ParquetError::General(format!("no column `{n}`; columns: {}", all.join(", ")))
+        })?;
+        indices.push(i);
+    }
+    let mask = parquet::arrow::ProjectionMask::roots(b.parquet_schema(), indices.iter().copied());
+    let reader = b
+        .with_projection(mask)
+        .with_batch_size(ROW_GROUP_ROWS)
+        .build()?;
+    // The projection keeps file order; map each asked name to its position.
+    let mut sorted = indices.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let pos: Vec<usize> = indices
+        .iter()
+        .map(|i| sorted.binary_search(i).expect("asked"))
+        .collect();
+    let mut row = vec![Value::Null; names.len()];
+    for batch in reader {
+        let batch = batch?;
+        for i in 0..batch.num_rows() {
+            for (k, &p) in pos.iter().enumerate() {
+                row[k] = cell(batch.column(p).as_ref(), i);
+            }
+            f(&row);
+        }
+    }
+    Ok(())
+}
+
+/// Named columns of a file, whole (see `scan_columns`).
+pub fn read_columns(path: &Path, names: &[&str]) -> Result<Vec<Vec<Value>>, ParquetError> {
+    let mut out: Vec<Vec<Value>> = names.iter().map(|_| Vec::new()).collect();
+    scan_columns(path, names, |row| {
+        for (col, v) in out.iter_mut().zip(row) {
+            col.push(v.clone());
+        }
+    })?;
+    Ok(out)
+}
+
 /// One key of a file's metadata, without reading its rows.
 pub fn metadata_value(path: &Path, key: &str) -> Result<Option<String>, ParquetError> {
     let (kv, _) = open(path)?;

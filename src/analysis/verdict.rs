@@ -1,0 +1,306 @@
+//! Arm verdicts (verdict.md): did switching from the baseline arm to another
+//! arm change a scenario's answer, in tiers that say "inconclusive" whenever
+//! noise or a misapplied arm could explain the difference. Pure: similarities
+//! in, a tier and a one-sentence claim out.
+
+use serde::Serialize;
+
+/// Flips, samples and the spread of one arm's similarities to the reference.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SimStats {
+    pub flips: usize,
+    pub samples: usize,
+    pub mean: f64,
+    /// Population standard deviation.
+    pub sd: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl SimStats {
+    /// A flip is a similarity strictly below `flip_below`. A domain
+    /// comparator gives similarities of 0 or 1, so any difference flips.
+    pub fn of(sims: &[f64], flip_below: f64) -> SimStats {
+        let n = sims.len() as f64;
+        let mean = sims.iter().sum::<f64>() / n;
+        let var = sims.iter().map(|s| (s - mean) * (s - mean)).sum::<f64>() / n;
+        SimStats {
+            flips: sims.iter().filter(|&&s| s < flip_below).count(),
+            samples: sims.len(),
+            mean,
+            sd: var.sqrt(),
+            min: sims.iter().copied().fold(f64::INFINITY, f64::min),
+            max: sims.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+
+    /// Half is not a majority.
+    pub fn majority(&self) -> bool {
+        self.flips * 2 > self.samples
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    Confirmed,
+    Inconclusive,
+    NotConfirmed,
+}
+
+impl Tier {
+    pub fn label(self) -> &'static str {
+        match self {
+            Tier::Confirmed => "confirmed",
+            Tier::Inconclusive => "inconclusive",
+            Tier::NotConfirmed => "not confirmed",
+        }
+    }
+}
+
+/// Which rule decided, in the order they are tried.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    UnstableBaseline,
+    NotApplied,
+    InsideNullBand,
+    MajorityFlip,
+    MinorityFlip,
+    NoFlip,
+}
+
+pub struct Case<'a> {
+    pub baseline: &'a str,
+    pub arm: &'a str,
+    /// The baseline's placebo against its reference, seed by seed.
+    pub placebo: &'a SimStats,
+    pub stats: &'a SimStats,
+    /// Metric comparators gate on the null band; domain comparators do not.
+    pub band_gates: bool,
+    /// The first knob the arm declared but its runs did not read.
+    pub not_applied: Option<&'a str>,
+    /// "on truth=false, graph=hub by peak_mistaken": the claim's bound.
+    pub bound: &'a str,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    pub tier: Tier,
+    pub reason: Reason,
+    /// The null band's floor: the placebo's lowest similarity.
+    pub floor: f64,
+    /// Whether the band decided this verdict (tier 3 or the band clause of 4).
+    pub gated: bool,
+    pub claim: String,
+}
+
+pub fn verdict(c: &Case) -> Verdict {
+    let s = c.stats;
+    let floor = c.placebo.min;
+    let outside_band = s.mean < floor;
+    let done = |tier, reason, gated, claim: String| Verdict {
+        tier,
+        reason,
+        floor,
+        gated,
+        claim,
+    };
+    if c.placebo.flips > 0 {
+        return done(
+            Tier::Inconclusive,
+            Reason::UnstableBaseline,
+            false,
+            format!(
+                "Inconclusive: rerunning the baseline '{}' with fresh agent draws already changed the answer on {}/{} seeds, \
+                 so no difference from '{}' can be attributed to the arm {}.",
+                c.baseline, c.placebo.flips, c.placebo.samples, c.arm, c.bound
+            ),
+        );
+    }
+    if let Some(knob) = c.not_applied {
+        return done(
+            Tier::Inconclusive,
+            Reason::NotApplied,
+            false,
+            format!(
+                "Inconclusive: arm '{}' sets `{knob}`, which its runs do not read, so the arm did not take effect as declared \
+                 and what differs is not evidence about it {}.",
+                c.arm, c.bound
+            ),
+        );
+    }
+    if s.majority() && c.band_gates && !outside_band {
+        return done(
+            Tier::Inconclusive,
+            Reason::InsideNullBand,
+            true,
+            format!(
+                "Inconclusive: arm '{}' changed the answer on {}/{} seeds, but its mean similarity {:.3} is not below \
+                 the baseline's own noise floor {:.3}, so it cannot be told apart from rerun noise {}.",
+                c.arm, s.flips, s.samples, s.mean, floor, c.bound
+            ),
+        );
+    }
+    if s.majority() {
+        let band = if c.band_gates {
+            format!(", below the baseline's noise floor {floor:.3}")
+        } else {
+            String::new()
+        };
+        return done(
+            Tier::Confirmed,
+            Reason::MajorityFlip,
+            c.band_gates,
+            format!(
+                "Confirmed: replacing '{}' with '{}' changed the answer on {}/{} paired seeds (mean similarity {:.3} ± {:.3}{band}) \
+                 while the baseline reproduced itself; this holds {} and no further.",
+                c.baseline, c.arm, s.flips, s.samples, s.mean, s.sd, c.bound
+            ),
+        );
+    }
+    if s.flips > 0 {
+        return done(
+            Tier::Inconclusive,
+            Reason::MinorityFlip,
+            false,
+            format!(
+                "Inconclusive: arm '{}' changed the answer on only {}/{} seeds, not a majority; more seeds may settle it {}.",
+                c.arm, s.flips, s.samples, c.bound
+            ),
+        );
+    }
+    done(
+        Tier::NotConfirmed,
+        Reason::NoFlip,
+        false,
+        format!(
+            "Not confirmed: arm '{}' gave the baseline's answer on all {} seeds (mean similarity {:.3}); {} the two cannot be told apart.",
+            c.arm, s.samples, s.mean, c.bound
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(placebo: &[f64], arm: &[f64], gates: bool) -> Verdict {
+        let p = SimStats::of(placebo, 0.8);
+        let a = SimStats::of(arm, 0.8);
+        verdict(&Case {
+            baseline: "base",
+            arm: "arm",
+            placebo: &p,
+            stats: &a,
+            band_gates: gates,
+            not_applied: None,
+            bound: "on this scenario by this comparator",
+        })
+    }
+
+    // The table of verdict.md, row by row.
+    #[test]
+    fn row_1_a_majority_flip_below_a_perfect_floor_is_confirmed() {
+        let v = run(&[1.0, 1.0, 1.0], &[0.2, 0.2, 0.2], true);
+        assert_eq!((v.tier, v.floor), (Tier::Confirmed, 1.0));
+        assert!(
+            v.claim.contains("3/3") && v.claim.contains("1.000"),
+            "{}",
+            v.claim
+        );
+    }
+
+    #[test]
+    fn row_2_a_majority_flip_inside_the_band_is_inconclusive() {
+        let v = run(&[0.82, 0.82, 0.95], &[0.79, 0.79, 1.0], true);
+        assert_eq!(
+            (v.tier, v.reason.clone()),
+            (Tier::Inconclusive, Reason::InsideNullBand)
+        );
+        assert!(
+            v.claim.contains("2/3") && v.claim.contains("0.860") && v.claim.contains("0.820"),
+            "{}",
+            v.claim
+        );
+    }
+
+    #[test]
+    fn row_3_a_domain_comparator_is_not_gated_by_the_band() {
+        let v = run(&[0.82, 0.82, 0.95], &[0.79, 0.79, 1.0], false);
+        assert_eq!(v.tier, Tier::Confirmed);
+        assert!(!v.gated);
+    }
+
+    #[test]
+    fn row_4_one_placebo_flip_makes_the_baseline_unstable() {
+        for arm in [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [0.5, 1.0, 0.2]] {
+            let v = run(&[1.0, 0.7, 1.0], &arm, true);
+            assert_eq!(
+                (v.tier, v.reason.clone()),
+                (Tier::Inconclusive, Reason::UnstableBaseline)
+            );
+            assert!(v.claim.contains("1/3"), "{}", v.claim);
+        }
+    }
+
+    #[test]
+    fn row_5_a_minority_flip_is_inconclusive() {
+        let v = run(&[1.0, 1.0, 1.0], &[0.5, 1.0, 1.0], true);
+        assert_eq!(
+            (v.tier, v.reason.clone()),
+            (Tier::Inconclusive, Reason::MinorityFlip)
+        );
+        assert!(v.claim.contains("1/3"));
+    }
+
+    #[test]
+    fn row_6_no_flip_is_not_confirmed() {
+        let v = run(&[1.0, 1.0, 1.0], &[1.0, 1.0, 1.0], true);
+        assert_eq!(v.tier, Tier::NotConfirmed);
+    }
+
+    #[test]
+    fn row_7_half_is_not_a_majority() {
+        let v = run(&[1.0, 1.0, 1.0, 1.0], &[0.1, 0.1, 1.0, 1.0], true);
+        assert_eq!(
+            (v.tier, v.reason.clone()),
+            (Tier::Inconclusive, Reason::MinorityFlip)
+        );
+        assert!(v.claim.contains("2/4"));
+    }
+
+    #[test]
+    fn the_floor_comparison_is_strict() {
+        // 4.25 / 5 is exactly the double nearest 0.85, as is the floor.
+        let placebo = [0.85; 5];
+        let at_floor = [0.75, 0.75, 0.75, 1.0, 1.0];
+        assert_eq!(SimStats::of(&at_floor, 0.8).mean, 0.85);
+        assert_eq!(
+            run(&placebo, &at_floor, true).reason,
+            Reason::InsideNullBand
+        );
+        let below = [0.75, 0.75, 0.75, 1.0, 0.99];
+        assert_eq!(run(&placebo, &below, true).tier, Tier::Confirmed);
+    }
+
+    #[test]
+    fn an_arm_that_did_not_take_effect_is_inconclusive_and_named() {
+        let p = SimStats::of(&[1.0, 1.0, 1.0], 0.8);
+        let a = SimStats::of(&[0.0, 0.0, 0.0], 0.8);
+        let v = verdict(&Case {
+            baseline: "base",
+            arm: "reserved-fixed",
+            placebo: &p,
+            stats: &a,
+            band_gates: true,
+            not_applied: Some("allocation"),
+            bound: "here",
+        });
+        assert_eq!(
+            (v.tier, v.reason.clone()),
+            (Tier::Inconclusive, Reason::NotApplied)
+        );
+        assert!(v.claim.contains("`allocation`"));
+    }
+}

@@ -1,0 +1,297 @@
+//! Charts as SVG and PNG files: per-round trajectories (one line per arm,
+//! mean over seeds with a ±1 sd band) and heatmaps of a summary metric over
+//! two axes (one panel per arm). Text uses the bundled DejaVu Sans through
+//! ab_glyph, never system fonts, so the same data gives the same bytes on
+//! any machine.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::Path;
+
+const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+const SANS: &str = "sans-serif";
+
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let parsed = plotters::style::register_font(SANS, FontStyle::Normal, FONT).is_ok();
+        assert!(parsed, "the bundled font parses");
+    });
+}
+
+/// Colour-blind-safe line colours (Okabe-Ito), by arm index.
+const COLORS: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+    RGBColor(240, 228, 66),
+];
+
+pub struct Series {
+    pub label: String,
+    pub mean: Vec<f64>,
+    pub low: Vec<f64>,
+    pub high: Vec<f64>,
+}
+
+pub struct Panel {
+    pub title: String,
+    pub series: Vec<Series>,
+}
+
+pub struct TrajectoryFigure {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub panels: Vec<Panel>,
+}
+
+pub struct Heatmap {
+    pub title: String,
+    pub x_axis: String,
+    pub x_values: Vec<String>,
+    pub y_axis: String,
+    pub y_values: Vec<String>,
+    /// (arm, cells[y][x]) with None where no run fell.
+    pub panels: Vec<(String, Vec<Vec<Option<f64>>>)>,
+}
+
+type Drawn<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+fn draw_trajectories<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    fig: &TrajectoryFigure,
+) -> Drawn<DB> {
+    root.fill(&WHITE)?;
+    let body = root.titled(&fig.title, (SANS, 20))?;
+    let areas = body.split_evenly((1, fig.panels.len()));
+    for (area, panel) in areas.iter().zip(&fig.panels) {
+        let rounds = panel.series.first().map_or(1, |s| s.mean.len()).max(2);
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.title, (SANS, 17))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0f64..(rounds - 1) as f64, 0f64..1f64)?;
+        chart
+            .configure_mesh()
+            .x_desc(&fig.x_label)
+            .y_desc(&fig.y_label)
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.1}"))
+            .label_style((SANS, 13))
+            .axis_desc_style((SANS, 14))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        for (i, s) in panel.series.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            let mut band: Vec<(f64, f64)> = s
+                .high
+                .iter()
+                .enumerate()
+                .map(|(r, &y)| (r as f64, y))
+                .collect();
+            band.extend(s.low.iter().enumerate().rev().map(|(r, &y)| (r as f64, y)));
+            chart.draw_series(std::iter::once(Polygon::new(
+                band,
+                color.mix(0.18).filled(),
+            )))?;
+            chart
+                .draw_series(LineSeries::new(
+                    s.mean.iter().enumerate().map(|(r, &y)| (r as f64, y)),
+                    color.stroke_width(2),
+                ))?
+                .label(&s.label)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
+                });
+        }
+        chart
+            .configure_series_labels()
+            // Curves settle at 0 or 1 by the end, so mid-right is clear.
+            .position(SeriesLabelPosition::MiddleRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .label_font((SANS, 13))
+            .draw()?;
+    }
+    root.present()
+}
+
+/// A viridis-like scale through three stops: yellow (low), teal, purple
+/// (high); it stays readable in grey and for colour-blind readers.
+fn shade(t: f64) -> RGBColor {
+    const STOPS: [(f64, f64, f64); 3] = [
+        (253.0, 231.0, 37.0),
+        (33.0, 145.0, 140.0),
+        (68.0, 1.0, 84.0),
+    ];
+    let t = t.clamp(0.0, 1.0) * 2.0;
+    let (i, f) = if t >= 2.0 {
+        (1, 1.0)
+    } else {
+        (t.floor() as usize, t.fract())
+    };
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    let lerp = |x: f64, y: f64| (x + (y - x) * f).round() as u8;
+    RGBColor(lerp(a.0, b.0), lerp(a.1, b.1), lerp(a.2, b.2))
+}
+
+fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap) -> Drawn<DB> {
+    root.fill(&WHITE)?;
+    let body = root.titled(&hm.title, (SANS, 20))?;
+    let values = hm
+        .panels
+        .iter()
+        .flat_map(|(_, c)| c.iter().flatten().flatten().copied());
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let (width, _) = body.dim_in_pixel();
+    let (panels_area, bar_area) = body.split_horizontally(width.saturating_sub(110));
+    let (nx, ny) = (hm.x_values.len() as i32, hm.y_values.len() as i32);
+    for (area, (arm, cells)) in panels_area
+        .split_evenly((1, hm.panels.len()))
+        .iter()
+        .zip(&hm.panels)
+    {
+        let mut chart = ChartBuilder::on(area)
+            .caption(arm, (SANS, 17))
+            .margin(12)
+            .x_label_area_size(46)
+            .y_label_area_size(90)
+            // Integer ranges are inclusive here: 0..n-1 makes n segments.
+            .build_cartesian_2d((0..nx - 1).into_segmented(), (0..ny - 1).into_segmented())?;
+        let name = |values: &[String], v: &SegmentValue<i32>| match v {
+            SegmentValue::CenterOf(i) => values.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc(&hm.x_axis)
+            .y_desc(&hm.y_axis)
+            .x_labels(hm.x_values.len())
+            .y_labels(hm.y_values.len())
+            .x_label_formatter(&|v| name(&hm.x_values, v))
+            .y_label_formatter(&|v| name(&hm.y_values, v))
+            .label_style((SANS, 13))
+            .axis_desc_style((SANS, 14))
+            .draw()?;
+        for (y, row) in cells.iter().enumerate() {
+            for (x, cell) in row.iter().enumerate() {
+                let (x, y) = (x as i32, y as i32);
+                let corners = [
+                    (SegmentValue::Exact(x), SegmentValue::Exact(y)),
+                    (SegmentValue::Exact(x + 1), SegmentValue::Exact(y + 1)),
+                ];
+                let (fill, text, ink) = match cell {
+                    Some(v) => {
+                        let t = (v - lo) / span;
+                        (
+                            shade(t),
+                            format!("{v:.3}"),
+                            if t > 0.45 { WHITE } else { BLACK },
+                        )
+                    }
+                    None => (RGBColor(230, 230, 230), "no runs".to_string(), BLACK),
+                };
+                chart.draw_series(std::iter::once(Rectangle::new(corners, fill.filled())))?;
+                let style = TextStyle::from((SANS, 14))
+                    .color(&ink)
+                    .pos(Pos::new(HPos::Center, VPos::Center));
+                chart.draw_series(std::iter::once(Text::new(
+                    text,
+                    (SegmentValue::CenterOf(x), SegmentValue::CenterOf(y)),
+                    style,
+                )))?;
+            }
+        }
+    }
+    // Colour bar: the scale every panel shares.
+    let bar = bar_area.margin(40, 60, 20, 50);
+    let (bw, bh) = bar.dim_in_pixel();
+    let steps = 64;
+    for k in 0..steps {
+        let y0 = bh as i32 - ((k + 1) * bh as i32) / steps;
+        let y1 = bh as i32 - (k * bh as i32) / steps;
+        let color = shade(k as f64 / (steps - 1) as f64);
+        bar.draw(&Rectangle::new(
+            [(0, y0), (bw as i32 / 3, y1)],
+            color.filled(),
+        ))?;
+    }
+    let label = TextStyle::from((SANS, 13)).color(&BLACK);
+    bar.draw(&Text::new(
+        format!("{hi:.3}"),
+        (bw as i32 / 3 + 4, 0),
+        label.clone(),
+    ))?;
+    bar.draw(&Text::new(
+        format!("{lo:.3}"),
+        (bw as i32 / 3 + 4, bh as i32 - 14),
+        label,
+    ))?;
+    root.present()
+}
+
+fn err(e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
+
+/// Writes `stem.svg` and `stem.png` atomically.
+fn write_pair<F>(
+    stem: &Path,
+    draw_svg: F,
+    draw_png: impl Fn(&Path) -> std::io::Result<()>,
+) -> std::io::Result<()>
+where
+    F: Fn(&mut String) -> std::io::Result<()>,
+{
+    let mut svg = String::new();
+    draw_svg(&mut svg)?;
+    crate::sink::atomic::write(&stem.with_extension("svg"), svg.as_bytes())?;
+    // The bitmap backend picks its encoder from the extension: keep `.png`.
+    let name = stem
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = stem.with_file_name(format!(".{name}.tmp{}.png", std::process::id()));
+    draw_png(&tmp)?;
+    let bytes = std::fs::read(&tmp)?;
+    std::fs::remove_file(&tmp)?;
+    crate::sink::atomic::write(&stem.with_extension("png"), &bytes)
+}
+
+pub fn write_trajectories(stem: &Path, fig: &TrajectoryFigure) -> std::io::Result<()> {
+    register_font();
+    let size = (420 * fig.panels.len() as u32 + 40, 460);
+    write_pair(
+        stem,
+        |svg| {
+            draw_trajectories(&SVGBackend::with_string(svg, size).into_drawing_area(), fig)
+                .map_err(err)
+        },
+        |png| {
+            draw_trajectories(&BitMapBackend::new(png, size).into_drawing_area(), fig).map_err(err)
+        },
+    )
+}
+
+pub fn write_heatmap(stem: &Path, hm: &Heatmap) -> std::io::Result<()> {
+    register_font();
+    let size = (360 * hm.panels.len() as u32 + 150, 460);
+    write_pair(
+        stem,
+        |svg| {
+            draw_heatmap(&SVGBackend::with_string(svg, size).into_drawing_area(), hm).map_err(err)
+        },
+        |png| draw_heatmap(&BitMapBackend::new(png, size).into_drawing_area(), hm).map_err(err),
+    )
+}

@@ -1,0 +1,288 @@
+//! compare, summary and plot on stored results, through the binary.
+
+mod common;
+
+use common::{run_ok, witness, write_manifest};
+use predicates::str::contains;
+use serde_json::Value as Json;
+use std::path::Path;
+use witness::params::Value;
+use witness::sink::parquet;
+
+const COMPARE: &str = r#"
+[experiment]
+name = "cmp"
+model = "witness"
+
+[fixed]
+population = 120
+rounds = 25
+truth = false
+
+[grid]
+seed = { from = 1, to = 8 }
+graph = ["small_world", "hub"]
+
+[[arm]]
+name = "endorsement"
+policy = "endorsement"
+placebo = true
+
+[[arm]]
+name = "source_aware"
+policy = "source_aware"
+
+[[arm]]
+name = "reserved_fixed"
+policy = "reserved"
+fixed = { allocation = "fixed" }
+"#;
+
+fn compare_json(dir: &Path) -> Vec<Json> {
+    witness()
+        .args(["compare", "--baseline", "endorsement"])
+        .arg(dir)
+        .assert()
+        .success();
+    let doc: Json =
+        serde_json::from_slice(&std::fs::read(dir.join("compare.json")).unwrap()).unwrap();
+    doc["rows"].as_array().unwrap().clone()
+}
+
+fn row<'a>(rows: &'a [Json], scenario: &str, arm: &str) -> &'a Json {
+    rows.iter()
+        .find(|r| r["scenario"] == scenario && r["arm"] == arm)
+        .unwrap()
+}
+
+#[test]
+fn verdicts_come_from_the_stored_runs_and_follow_a_changed_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "cmp.toml", COMPARE);
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    let rows = compare_json(&out);
+    assert_eq!(rows.len(), 4, "2 scenarios x 2 arms");
+    let sa = row(&rows, "graph=small_world", "source_aware");
+    assert_eq!(sa["verdict"], "confirmed", "{sa}");
+    assert_eq!(sa["placebo_flips"], 0);
+    assert!(
+        sa["effect_mean"].as_f64().unwrap() > 0.2 && sa["effect_ci_low"].as_f64().unwrap() > 0.0
+    );
+    assert!(
+        std::fs::read_to_string(out.join("compare.csv"))
+            .unwrap()
+            .lines()
+            .count()
+            == 5
+    );
+
+    // Change one stored value: the placebo's peak_mistaken on one seed of
+    // graph=small_world. That scenario's baseline becomes unstable; the
+    // other scenario's verdicts must not move.
+    let copy = tmp.path().join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["manifest.toml", "runs.parquet", "trajectories.parquet"] {
+        std::fs::copy(out.join(f), copy.join(f)).unwrap();
+    }
+    let path = copy.join("runs.parquet");
+    let (kv, reader) = parquet::open(&path).unwrap();
+    let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
+    let schema = batches[0].schema();
+    let (arm, graph, seed, peak) = ["arm", "graph", "seed", "peak_mistaken"]
+        .map(|c| schema.index_of(c).unwrap())
+        .into();
+    let mut all: Vec<_> = batches.iter().flat_map(parquet::rows).collect();
+    let target = all
+        .iter()
+        .position(|r| {
+            r[arm] == Value::Str("endorsement:placebo".into())
+                && r[graph] == Value::Str("small_world".into())
+                && r[seed] == Value::Int(3)
+        })
+        .unwrap();
+    if let Value::Float(x) = &mut all[target][peak] {
+        *x = (*x + 0.5) % 1.0;
+    }
+    parquet::write(&path, &schema, [parquet::batch(&schema, &all)], &kv).unwrap();
+    let changed = compare_json(&copy);
+    let sa = row(&changed, "graph=small_world", "source_aware");
+    assert_eq!(
+        (sa["verdict"].as_str(), sa["reason"].as_str()),
+        (Some("inconclusive"), Some("unstable_baseline"))
+    );
+    assert_eq!(sa["placebo_flips"], 1);
+    for r in rows.iter().filter(|r| r["scenario"] == "graph=hub") {
+        assert_eq!(
+            row(&changed, "graph=hub", r["arm"].as_str().unwrap()),
+            r,
+            "an untouched scenario moved"
+        );
+    }
+}
+
+#[test]
+fn an_arm_with_a_knob_its_policy_ignores_is_reported_as_not_applied() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "cmp.toml", COMPARE);
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    let rows = compare_json(&out);
+    for scenario in ["graph=small_world", "graph=hub"] {
+        let r = row(&rows, scenario, "reserved_fixed");
+        assert_eq!(r["applied"], false);
+        assert_eq!(r["not_applied_knob"], "allocation");
+        assert_eq!(
+            (r["verdict"].as_str(), r["reason"].as_str()),
+            (Some("inconclusive"), Some("not_applied"))
+        );
+        assert!(r["claim"].as_str().unwrap().contains("`allocation`"));
+        assert_eq!(row(&rows, scenario, "source_aware")["applied"], true);
+    }
+}
+
+#[test]
+fn compare_refuses_without_a_placebo_and_with_an_unknown_baseline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(
+        tmp.path(),
+        "cmp.toml",
+        &COMPARE.replace("placebo = true\n", ""),
+    );
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    witness()
+        .args(["compare", "--baseline", "endorsement"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains("placebo = true"));
+    witness()
+        .args(["compare", "--baseline", "pooling"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains("no arm named 'pooling'").and(contains("source_aware")));
+}
+
+#[test]
+fn a_domain_comparator_uses_the_models_outcomes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "cmp.toml", COMPARE);
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    witness()
+        .args([
+            "compare",
+            "--baseline",
+            "endorsement",
+            "--outcome",
+            "cleared",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let doc: Json =
+        serde_json::from_slice(&std::fs::read(out.join("compare.json")).unwrap()).unwrap();
+    assert_eq!(doc["comparator_kind"], "domain");
+    // Every run clears here, so no arm changes the answer.
+    assert!(doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["flips"] == 0 && r["floor_gated"] == false));
+    witness()
+        .args(["compare", "--baseline", "endorsement", "--outcome", "vibes"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains("cleared, terminal_majority"));
+}
+
+#[test]
+fn summary_matches_a_direct_computation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "cmp.toml", COMPARE);
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    witness()
+        .args(["summary", "--by", "arm,graph", "--metrics", "peak_mistaken"])
+        .arg(&out)
+        .assert()
+        .success();
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let line = csv
+        .lines()
+        .find(|l| l.starts_with("source_aware,hub,peak_mistaken,"))
+        .unwrap();
+    let mean_csv: f64 = line.split(',').nth(4).unwrap().parse().unwrap();
+    let cols = parquet::read_columns(
+        &out.join("runs.parquet"),
+        &["arm", "graph", "peak_mistaken"],
+    )
+    .unwrap();
+    let xs: Vec<f64> = (0..cols[0].len())
+        .filter(|&i| {
+            cols[0][i] == Value::Str("source_aware".into())
+                && cols[1][i] == Value::Str("hub".into())
+        })
+        .map(|i| {
+            if let Value::Float(x) = cols[2][i] {
+                x
+            } else {
+                unreachable!()
+            }
+        })
+        .collect();
+    assert_eq!(xs.len(), 8);
+    assert!((mean_csv - xs.iter().sum::<f64>() / 8.0).abs() < 1e-12);
+}
+
+#[test]
+fn plots_are_valid_deterministic_png_and_svg() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "cmp.toml", COMPARE);
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    let draw = || {
+        witness()
+            .args(["plot", "--x", "graph", "--y", "seed"])
+            .arg(&out)
+            .assert()
+            .success();
+        common::snapshot(&out.join("plots"))
+    };
+    let first = draw();
+    assert_eq!(
+        first.len(),
+        6,
+        "2 trajectory charts + 1 heatmap, each svg and png: {:?}",
+        first.keys()
+    );
+    for (name, bytes) in &first {
+        if name.ends_with(".png") {
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{name}");
+        } else {
+            let text = String::from_utf8(bytes.clone()).unwrap();
+            assert!(
+                text.starts_with("<svg") && text.trim_end().ends_with("</svg>"),
+                "{name}"
+            );
+            let axis = if name.starts_with("heatmap") {
+                "seed"
+            } else {
+                "round"
+            };
+            assert!(
+                text.contains("source_aware") && text.contains(axis),
+                "{name}: labels missing"
+            );
+        }
+    }
+    assert!(
+        first == draw(),
+        "plots differ between two runs on the same results"
+    );
+}
+
+use predicates::prelude::PredicateBooleanExt;
