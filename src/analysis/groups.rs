@@ -3,6 +3,7 @@
 //! variant (its arm, plus the arm's own axis values) and a seed. Derived from
 //! the manifest's plan, so the value columns are all that is read from disk.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use crate::grid::Plan;
@@ -89,15 +90,15 @@ pub fn design(plan: &Plan) -> Result<Design, String> {
                 variants[variant].label, scenarios[scenario]
             ));
         }
-        if !not_applied.contains_key(&(variant, scenario)) {
+        if let Entry::Vacant(slot) = not_applied.entry((variant, scenario)) {
             let ignored = model.ignored(&run.params);
-            let declared = arm
+            let mut declared = arm
                 .fixed
                 .iter()
                 .map(|(k, _)| *k)
                 .chain(arm.axes.iter().map(|a| a.name));
-            if let Some(k) = declared.into_iter().find(|k| ignored.contains(k)) {
-                not_applied.insert((variant, scenario), k);
+            if let Some(k) = declared.find(|k| ignored.contains(k)) {
+                slot.insert(k);
             }
         }
         places.push(Place {

@@ -108,6 +108,9 @@ pub fn plot(dir: &Path, a: &PlotArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// Per curve column, per x: (n, sum, sum of squares).
+type Moments = Vec<Vec<(f64, f64, f64)>>;
+
 /// Mean and ±1 sd band per (scenario, arm variant, round) for each curve.
 fn trajectories(
     layout: &Layout,
@@ -123,8 +126,7 @@ fn trajectories(
         .collect();
     let mut names = vec!["run_id", spec.x];
     names.extend_from_slice(spec.columns);
-    // (scenario, variant) -> per column, per x: (n, sum, sum of squares)
-    let mut acc: BTreeMap<(usize, usize), Vec<Vec<(f64, f64, f64)>>> = BTreeMap::new();
+    let mut acc: BTreeMap<(usize, usize), Moments> = BTreeMap::new();
     let mut seeds: BTreeMap<(usize, usize), usize> = BTreeMap::new();
     scan_columns(&path, &names, |row| {
         let id = number(&row[0]) as usize;
