@@ -16,7 +16,7 @@ fn config(policy: &str, population: i64, rounds: i64) -> Config {
     Config::from_resolved(&p).unwrap()
 }
 
-const POLICIES: [&str; 3] = ["endorsement", "source_aware", "reserved"];
+const POLICIES: [&str; 4] = ["endorsement", "source_aware", "reserved", "quorum"];
 
 fn small(c: &mut Criterion) {
     let mut g = c.benchmark_group("n250_r60_one_thread");

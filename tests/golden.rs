@@ -188,3 +188,8 @@ fn seed_42_endorsement_run_matches() {
 fn seed_42_source_aware_run_matches() {
     check_run("run_source_aware_truth_false.json");
 }
+
+#[test]
+fn seed_42_quorum_run_matches() {
+    check_run("policies/run_quorum_truth_false.json");
+}

@@ -4,7 +4,17 @@
 use crate::params::{Kind, ParamError, ParamSpec, Resolved, Value};
 
 pub const GRAPHS: &[&str] = &["ring", "small_world", "modular", "hub"];
-pub const POLICIES: &[&str] = &["endorsement", "source_aware", "reserved"];
+pub const POLICIES: &[&str] = &["endorsement", "source_aware", "reserved", "quorum"];
+pub const COUNTS: &[&str] = &["senders", "roots"];
+/// The knobs of the `quorum` policy (section 10); every other policy ignores them.
+pub const QUORUM_PARAMS: &[&str] = &[
+    "threshold",
+    "window",
+    "require_grounded",
+    "require_evidential",
+    "refutation_cap",
+    "count",
+];
 pub const ALLOCATIONS: &[&str] = &["fixed", "adaptive"];
 pub const GRAPH_PARAMS: &[&str] = &[
     "shortcut_prob",
@@ -172,6 +182,42 @@ pub const PARAMS: &[ParamSpec] = &[
         Value::Int(2),
         "hub: links from each non-hub to hubs"
     ),
+    spec!(
+        "threshold",
+        Kind::Int { min: 1, max: 1000 },
+        Value::Int(2),
+        "quorum: counted voices a side needs to carry"
+    ),
+    spec!(
+        "window",
+        Kind::Int { min: 1, max: 1000 },
+        Value::Int(3),
+        "quorum: rounds a read stays live"
+    ),
+    spec!(
+        "require_grounded",
+        Kind::Bool,
+        Value::Bool(true),
+        "quorum: a voice counts only if its sender's ledger is non-empty"
+    ),
+    spec!(
+        "require_evidential",
+        Kind::Bool,
+        Value::Bool(false),
+        "quorum: a voice counts only if its sender holds an agreeing verified root"
+    ),
+    spec!(
+        "refutation_cap",
+        Kind::IntOrNone { min: 1, max: 1000 },
+        Value::Null,
+        "quorum: support cannot carry while refuting voices >= cap"
+    ),
+    spec!(
+        "count",
+        Kind::Choice(COUNTS),
+        Value::Str("senders".into()),
+        "quorum: count distinct senders or distinct roots"
+    ),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,6 +253,23 @@ pub enum Policy {
     Endorsement,
     SourceAware,
     Reserved,
+    Quorum,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Count {
+    Senders,
+    Roots,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuorumKnobs {
+    pub threshold: usize,
+    pub window: u32,
+    pub require_grounded: bool,
+    pub require_evidential: bool,
+    pub refutation_cap: Option<usize>,
+    pub count: Count,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,6 +319,7 @@ pub struct Config {
     pub seed: u64,
     pub replicate: u64,
     pub graph_params: GraphParams,
+    pub quorum: QuorumKnobs,
 }
 
 fn index_of(options: &[&str], s: &str) -> usize {
@@ -277,8 +341,12 @@ impl Config {
             Family::Modular,
             Family::Hub,
         ][index_of(GRAPHS, p.str("graph"))];
-        let policy = [Policy::Endorsement, Policy::SourceAware, Policy::Reserved]
-            [index_of(POLICIES, p.str("policy"))];
+        let policy = [
+            Policy::Endorsement,
+            Policy::SourceAware,
+            Policy::Reserved,
+            Policy::Quorum,
+        ][index_of(POLICIES, p.str("policy"))];
         let allocation =
             [Allocation::Fixed, Allocation::Adaptive][index_of(ALLOCATIONS, p.str("allocation"))];
         let mut corrections = Vec::new();
@@ -334,6 +402,17 @@ impl Config {
             seed: p.int("seed") as u64,
             replicate: p.int("replicate") as u64,
             graph_params,
+            quorum: QuorumKnobs {
+                threshold: p.int("threshold") as usize,
+                window: p.int("window") as u32,
+                require_grounded: p.bool("require_grounded"),
+                require_evidential: p.bool("require_evidential"),
+                refutation_cap: match p.get("refutation_cap") {
+                    Value::Int(c) => Some(*c as usize),
+                    _ => None,
+                },
+                count: [Count::Senders, Count::Roots][index_of(COUNTS, p.str("count"))],
+            },
         })
     }
 
@@ -342,6 +421,9 @@ impl Config {
         let mut out = Vec::new();
         if self.policy != Policy::Endorsement {
             out.push("gain");
+        }
+        if self.policy != Policy::Quorum {
+            out.extend_from_slice(QUORUM_PARAMS);
         }
         if self.policy == Policy::Reserved {
             out.push("allocation");

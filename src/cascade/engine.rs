@@ -12,6 +12,8 @@ use super::config::{Allocation, Config, Policy};
 use super::graph::Graph;
 use super::ledger::{self, Ledger, PROBE, REPORT};
 use super::metrics::{self, Counters, Snapshot};
+use super::quorum::Memory;
+pub use super::quorum::Retention;
 use crate::model::Violation;
 use crate::rng::{extend, key, tag, Stream};
 
@@ -56,10 +58,19 @@ pub struct Run {
 }
 
 pub fn simulate(cfg: &Config, parallelism: Parallelism) -> Run {
+    simulate_with(cfg, parallelism, Retention::Prune)
+}
+
+/// `simulate` with a choice of how the quorum memory is kept (the result is
+/// the same either way; tests compare them).
+pub fn simulate_with(cfg: &Config, parallelism: Parallelism, retention: Retention) -> Run {
     let n = cfg.population;
     let graph = Graph::build(cfg.seed, cfg.graph, n, &cfg.graph_params);
     let mut prev = round_zero(cfg);
     let mut next = prev.clone();
+    // Only the quorum policy writes here; for the others every table stays
+    // empty (no heap), which keeps one code path for all policies.
+    let mut memory: Vec<Memory> = vec![Memory::default(); n];
     let mut totals = Counters::default();
     let mut trajectory = Vec::with_capacity(cfg.rounds as usize + 1);
     let mut interventions = Vec::new();
@@ -102,21 +113,24 @@ pub fn simulate(cfg: &Config, parallelism: Parallelism) -> Run {
             cfg,
             graph: &graph,
             prev: &prev,
+            retention,
         };
-        let step = |(c, chunk): (usize, &mut [Agent])| {
+        let step = |(c, (chunk, mem)): (usize, (&mut [Agent], &mut [Memory]))| {
             let mut d = Counters::default();
-            for (k, a) in chunk.iter_mut().enumerate() {
-                round.act(c * CHUNK + k, a, &mut d);
+            for (k, (a, m)) in chunk.iter_mut().zip(mem).enumerate() {
+                round.act(c * CHUNK + k, a, m, &mut d);
             }
             d
         };
         let delta = if parallel {
             next.par_chunks_mut(CHUNK)
+                .zip(memory.par_chunks_mut(CHUNK))
                 .enumerate()
                 .map(step)
                 .reduce(Counters::default, |a, b| a + b)
         } else {
             next.chunks_mut(CHUNK)
+                .zip(memory.chunks_mut(CHUNK))
                 .enumerate()
                 .map(step)
                 .fold(Counters::default(), |a, b| a + b)
@@ -205,12 +219,13 @@ struct Round<'a> {
     cfg: &'a Config,
     graph: &'a Graph,
     prev: &'a [Agent],
+    retention: Retention,
 }
 
 impl Round<'_> {
     /// Steps 2 and 3 for agent `i`, whose own state is `a` (already
     /// corrected in step 1); messages come from the snapshot.
-    fn act(&self, i: usize, a: &mut Agent, d: &mut Counters) {
+    fn act(&self, i: usize, a: &mut Agent, memory: &mut Memory, d: &mut Counters) {
         let Round {
             r,
             cfg,
@@ -245,6 +260,16 @@ impl Round<'_> {
             let j = nb[s.below(nb.len() as u64) as usize] as usize;
             *h = prev[j].p;
             a.ledger.merge(&prev[j].ledger);
+            if cfg.policy == Policy::Quorum {
+                memory.write(
+                    j as u32,
+                    r,
+                    prev[j].p,
+                    &prev[j].ledger,
+                    cfg.quorum.window,
+                    self.retention,
+                );
+            }
         }
         d.messages += SLOTS as u64;
         d.effort += SLOTS as u64;
@@ -258,6 +283,7 @@ impl Round<'_> {
                 clip(0.55 * a.p + 0.45 * social)
             }
             Policy::SourceAware | Policy::Reserved => belief_from_ledger(&a.ledger, cfg.truth),
+            Policy::Quorum => clip(0.55 * a.p + 0.45 * memory.target(r, &cfg.quorum, cfg.truth)),
         };
     }
 }

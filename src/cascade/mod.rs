@@ -9,6 +9,7 @@ pub mod export;
 pub mod graph;
 pub mod ledger;
 pub mod metrics;
+pub mod quorum;
 
 use crate::model::{
     ColType, Column, CurveSpec, Model, OutcomeSpec, Row, RunOutput, TableSpec, Violation,

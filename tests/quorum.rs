@@ -1,0 +1,199 @@
+//! The `quorum` policy (witness-engine/1 section 10): the consequences the
+//! spec lists, identities under every knob, and memory kept two ways.
+
+use proptest::prelude::*;
+use witness::cascade::config::{Config, PARAMS};
+use witness::cascade::engine::{round_zero, simulate, simulate_with, Parallelism, Retention};
+use witness::cascade::ledger::REPORT;
+use witness::cascade::Cascade;
+use witness::model::Model;
+use witness::params::{Resolved, Value};
+
+fn config(sets: &[(&str, Value)]) -> Config {
+    let mut p = Resolved::defaults(PARAMS);
+    p.set("policy", Value::Str("quorum".into()));
+    for (k, v) in sets {
+        p.set(k, v.clone());
+    }
+    Config::from_resolved(&p).unwrap()
+}
+
+fn s(x: &str) -> Value {
+    Value::Str(x.into())
+}
+
+fn roots_2(seed: i64, graph: &str, truth: bool) -> Vec<(&'static str, Value)> {
+    vec![
+        ("count", s("roots")),
+        ("threshold", Value::Int(2)),
+        ("seed", Value::Int(seed)),
+        ("graph", s(graph)),
+        ("truth", Value::Bool(truth)),
+        ("rounds", Value::Int(30)),
+    ]
+}
+
+#[test]
+fn counting_roots_the_lone_report_never_misleads_anyone_new() {
+    for seed in 1..=4 {
+        for graph in ["small_world", "hub"] {
+            let sets = roots_2(seed, graph, false);
+            let start = round_zero(&config(&sets));
+            // A run of r rounds ends in the state of round r of a longer run.
+            for r in 1..=30 {
+                let mut at = sets.clone();
+                at[5] = ("rounds", Value::Int(r));
+                let run = simulate(&config(&at), Parallelism::Sequential);
+                for (i, a) in run.agents.iter().enumerate() {
+                    if a.p >= 0.65 {
+                        assert!(
+                            start[i].ledger.contains(REPORT),
+                            "seed {seed} {graph}: agent {i} misled in round {r}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn counting_roots_refute_never_carries_so_only_checks_correct() {
+    for seed in 1..=6 {
+        let run = simulate(
+            &config(&roots_2(seed, "small_world", false)),
+            Parallelism::Sequential,
+        );
+        for snap in &run.trajectory {
+            assert_eq!(
+                snap.refute, snap.checked,
+                "seed {seed} round {}",
+                snap.round
+            );
+        }
+    }
+}
+
+#[test]
+fn counting_roots_a_true_claim_spreads_once_a_probe_exists() {
+    for seed in 1..=6 {
+        let run = simulate(
+            &config(&roots_2(seed, "small_world", true)),
+            Parallelism::Sequential,
+        );
+        let last = run.trajectory.last().unwrap();
+        assert!(
+            last.support > last.checked,
+            "seed {seed}: support carried beyond the checked agents"
+        );
+        assert!(
+            last.correct as f64 > 0.9 * 250.0,
+            "seed {seed}: {} correct",
+            last.correct
+        );
+    }
+}
+
+#[test]
+fn require_grounded_never_changes_a_run_in_this_version() {
+    for seed in 1..=4 {
+        let a = simulate(
+            &config(&[("seed", Value::Int(seed))]),
+            Parallelism::Sequential,
+        );
+        let b = simulate(
+            &config(&[
+                ("seed", Value::Int(seed)),
+                ("require_grounded", Value::Bool(false)),
+            ]),
+            Parallelism::Sequential,
+        );
+        assert_eq!(a.trajectory, b.trajectory);
+    }
+}
+
+#[test]
+fn pruned_memory_and_parallel_rounds_give_the_straightforward_run() {
+    let small = config(&[("window", Value::Int(2)), ("refutation_cap", Value::Int(2))]);
+    let literal = simulate_with(&small, Parallelism::Sequential, Retention::KeepAll);
+    let pruned = simulate_with(&small, Parallelism::Sequential, Retention::Prune);
+    assert_eq!(literal.trajectory, pruned.trajectory);
+    assert!(literal.agents == pruned.agents);
+    let large = config(&[
+        ("population", Value::Int(100_000)),
+        ("rounds", Value::Int(5)),
+    ]);
+    let seq = simulate(&large, Parallelism::Sequential);
+    let par = simulate(&large, Parallelism::Parallel);
+    assert_eq!(seq.trajectory, par.trajectory);
+    assert!(seq.agents == par.agents);
+}
+
+#[test]
+fn effective_parameters_follow_section_11() {
+    let ignored = |policy: &str| {
+        let mut p = Resolved::defaults(PARAMS);
+        p.set("policy", s(policy));
+        Cascade.ignored(&p)
+    };
+    assert!(ignored("quorum").contains(&"gain"));
+    assert!(!ignored("quorum").contains(&"threshold"));
+    for other in ["endorsement", "source_aware", "reserved"] {
+        for knob in [
+            "threshold",
+            "window",
+            "require_grounded",
+            "require_evidential",
+            "refutation_cap",
+            "count",
+        ] {
+            assert!(
+                ignored(other).contains(&knob),
+                "{other} should ignore {knob}"
+            );
+        }
+    }
+    assert!(!ignored("endorsement").contains(&"gain"));
+}
+
+#[test]
+fn zero_threshold_window_or_cap_are_typed_errors() {
+    for (name, bad) in [("threshold", 0), ("window", 0), ("refutation_cap", 0)] {
+        let spec = witness::params::lookup(PARAMS, name).unwrap();
+        let err = spec
+            .accept(&toml::Value::Integer(bad))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("`{name}` = 0")) && err.contains("1 ..= 1000"),
+            "{err}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(120))]
+    #[test]
+    fn identities_hold_under_every_knob(
+        threshold in 1i64..6, window in 1i64..6, grounded in any::<bool>(), evidential in any::<bool>(),
+        cap in prop::option::of(1i64..4), roots in any::<bool>(), truth in any::<bool>(),
+        seed in 0i64..500, graph in 0usize..4, delay in 0i64..3,
+    ) {
+        let cfg = config(&[
+            ("threshold", Value::Int(threshold)),
+            ("window", Value::Int(window)),
+            ("require_grounded", Value::Bool(grounded)),
+            ("require_evidential", Value::Bool(evidential)),
+            ("refutation_cap", cap.map_or(Value::Null, Value::Int)),
+            ("count", s(if roots { "roots" } else { "senders" })),
+            ("truth", Value::Bool(truth)),
+            ("seed", Value::Int(seed)),
+            ("graph", s(["ring", "small_world", "modular", "hub"][graph])),
+            ("check_delay", Value::Int(delay)),
+            ("population", Value::Int(80)),
+            ("rounds", Value::Int(20)),
+        ]);
+        let run = simulate(&cfg, Parallelism::Sequential);
+        prop_assert!(run.violation.is_none(), "{:?}", run.violation);
+    }
+}
