@@ -139,6 +139,35 @@ pub fn verify(dir: &Path, replay: Replay) -> Result<VerifyReport, RunError> {
             });
         }
         let (kv, stream) = RowStream::open(&path)?;
+        let found = arrow_array::RecordBatchReader::schema(
+            &parquet::open(&path)
+                .map_err(|e| RunError::parquet(&path, e))?
+                .1,
+        );
+        let expected: Vec<(String, String)> = table
+            .schema
+            .fields()
+            .iter()
+            .map(|f| (f.name().clone(), f.data_type().to_string()))
+            .collect();
+        let actual: Vec<(String, String)> = found
+            .fields()
+            .iter()
+            .map(|f| (f.name().clone(), f.data_type().to_string()))
+            .collect();
+        if actual != expected {
+            let first = expected.iter().zip(&actual).find(|(e, a)| e != a);
+            let detail = match first {
+                Some((e, a)) => format!("column {} is {}, expected {} {}", a.0, a.1, e.0, e.1),
+                None => format!("{} columns, expected {}", actual.len(), expected.len()),
+            };
+            return Err(RunError::Parquet {
+                path: path.display().to_string(),
+                message: format!(
+                    "not the schema witness writes ({detail}); was it rewritten by another tool?"
+                ),
+            });
+        }
         let get = |k: &str| {
             kv.iter()
                 .find(|(key, _)| key == k)

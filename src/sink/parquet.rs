@@ -241,6 +241,16 @@ pub fn scan_columns(
             let all: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
             ParquetError::General(format!("no column `{n}`; columns: {}", all.join(", ")))
         })?;
+        let ty = schema.field(i).data_type();
+        let readable = matches!(
+            ty,
+            DataType::Int64 | DataType::Float64 | DataType::Boolean | DataType::Utf8
+        ) || matches!(ty, DataType::List(f) if f.data_type() == &DataType::Int64);
+        if !readable {
+            return Err(ParquetError::General(format!(
+                "column `{n}` has type {ty}; witness writes and reads int64, double, bool, string and list<int64>"
+            )));
+        }
         indices.push(i);
     }
     let mask = parquet::arrow::ProjectionMask::roots(b.parquet_schema(), indices.iter().copied());
