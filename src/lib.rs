@@ -16,3 +16,4 @@ pub mod params;
 pub mod rng;
 pub mod runner;
 pub mod sink;
+pub mod trust;

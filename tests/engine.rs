@@ -114,7 +114,7 @@ fn arb_config() -> impl Strategy<Value = Vec<(&'static str, Value)>> {
             1i64..25,
             any::<bool>(),
             0usize..4,
-            0usize..3,
+            0usize..5,
             any::<bool>(),
         ),
         (
@@ -147,7 +147,7 @@ fn arb_config() -> impl Strategy<Value = Vec<(&'static str, Value)>> {
                     ("graph", s(graph)),
                     (
                         "policy",
-                        s(["endorsement", "source_aware", "reserved"][pol]),
+                        s(["endorsement", "source_aware", "reserved", "quorum", "trust"][pol]),
                     ),
                     ("allocation", s(if fixed { "fixed" } else { "adaptive" })),
                     ("communication", Value::Float(c)),

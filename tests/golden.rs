@@ -193,3 +193,8 @@ fn seed_42_source_aware_run_matches() {
 fn seed_42_quorum_run_matches() {
     check_run("policies/run_quorum_truth_false.json");
 }
+
+#[test]
+fn seed_42_trust_run_matches() {
+    check_run("policies/run_trust_truth_true.json");
+}

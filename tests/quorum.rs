@@ -2,7 +2,7 @@
 //! spec lists, identities under every knob, and memory kept two ways.
 
 use proptest::prelude::*;
-use witness::cascade::config::{Config, PARAMS};
+use witness::cascade::config::{Config, PARAMS, QUORUM_PARAMS};
 use witness::cascade::engine::{round_zero, simulate, simulate_with, Parallelism, Retention};
 use witness::cascade::ledger::REPORT;
 use witness::cascade::Cascade;
@@ -154,6 +154,9 @@ fn effective_parameters_follow_section_11() {
         }
     }
     assert!(!ignored("endorsement").contains(&"gain"));
+    // trust.md section 2: effective parameters as in engine section 11.
+    assert!(ignored("trust").contains(&"gain") && !ignored("trust").contains(&"allocation"));
+    assert!(QUORUM_PARAMS.iter().all(|k| ignored("trust").contains(k)));
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use crate::params::{Kind, ParamError, ParamSpec, Resolved, Value};
 
 pub const GRAPHS: &[&str] = &["ring", "small_world", "modular", "hub"];
-pub const POLICIES: &[&str] = &["endorsement", "source_aware", "reserved", "quorum"];
+pub const POLICIES: &[&str] = &["endorsement", "source_aware", "reserved", "quorum", "trust"];
 pub const COUNTS: &[&str] = &["senders", "roots"];
 /// The knobs of the `quorum` policy (section 10); every other policy ignores them.
 pub const QUORUM_PARAMS: &[&str] = &[
@@ -254,6 +254,7 @@ pub enum Policy {
     SourceAware,
     Reserved,
     Quorum,
+    Trust,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -346,6 +347,7 @@ impl Config {
             Policy::SourceAware,
             Policy::Reserved,
             Policy::Quorum,
+            Policy::Trust,
         ][index_of(POLICIES, p.str("policy"))];
         let allocation =
             [Allocation::Fixed, Allocation::Adaptive][index_of(ALLOCATIONS, p.str("allocation"))];

@@ -284,8 +284,40 @@ impl Round<'_> {
             }
             Policy::SourceAware | Policy::Reserved => belief_from_ledger(&a.ledger, cfg.truth),
             Policy::Quorum => clip(0.55 * a.p + 0.45 * memory.target(r, &cfg.quorum, cfg.truth)),
+            Policy::Trust => trust_belief(&a.ledger, cfg.truth),
         };
     }
+}
+
+/// The trust-v1 value of a ledger (trust.md section 2): each root is its own
+/// independence group; the report is a review (base 0.6, confidence 0.7,
+/// reputation 1), the probe a usage signal agreeing with the truth.
+pub fn trust_belief(l: &Ledger, truth: bool) -> f64 {
+    use crate::trust::{
+        weight, Group, Posterior, BASE_REVIEW, BASE_USAGE, DEFAULT_REVIEW_CONFIDENCE,
+    };
+    let groups: Vec<Group> = l
+        .roots()
+        .iter()
+        .map(|&root| {
+            if ledger::verified(root) {
+                Group {
+                    weight: weight(BASE_USAGE, false, 1.0, 1.0, 1.0),
+                    polarity: if ledger::polarity(root, truth) > 0 {
+                        1.0
+                    } else {
+                        0.0
+                    },
+                }
+            } else {
+                Group {
+                    weight: weight(BASE_REVIEW, false, DEFAULT_REVIEW_CONFIDENCE, 1.0, 1.0),
+                    polarity: 1.0,
+                }
+            }
+        })
+        .collect();
+    clip(Posterior::new(1.0, 1.0, &groups).value())
 }
 
 /// ln(0.68 / 0.32): one root's log-odds. Computed once, not per read.
@@ -326,6 +358,22 @@ mod tests {
         l.insert(PROBE);
         assert_eq!(belief_from_ledger(&l, false), 0.01);
         assert_eq!(belief_from_ledger(&l, true), 0.99);
+    }
+
+    #[test]
+    fn trust_beliefs_match_the_check_values_of_trust_md() {
+        let mut report = Ledger::default();
+        report.insert(REPORT);
+        assert!((trust_belief(&report, false) - 0.5868).abs() < 5e-5);
+        let mut probe = Ledger::default();
+        probe.insert(PROBE);
+        assert!((trust_belief(&probe, true) - 2.0 / 3.0).abs() < 1e-15);
+        assert!((trust_belief(&probe, false) - 1.0 / 3.0).abs() < 1e-15);
+        let mut both = report;
+        both.insert(PROBE);
+        assert!((trust_belief(&both, true) - 0.7076).abs() < 5e-5);
+        assert!((trust_belief(&both, false) - 0.4152).abs() < 5e-5);
+        assert_eq!(trust_belief(&Ledger::default(), true), 0.5);
     }
 
     #[test]
