@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod cascade;
 pub mod cli;
 pub mod grid;
+pub mod hive;
 pub mod jsondiff;
 pub mod manifest;
 pub mod model;

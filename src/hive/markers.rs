@@ -1,0 +1,207 @@
+//! Marker lines (hive.md "Markers and traces"): `!<kind> [#topic] [>target]
+//! [^cite ...] text` at the start of a line, outside ``` or ~~~ fences,
+//! at most 16 traces per message.
+
+pub const MAX_TRACES: usize = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Propose,
+    Support,
+    Object,
+    Refute,
+    Evidence,
+    Question,
+    Commit,
+}
+
+impl Kind {
+    fn parse(word: &str) -> Option<Kind> {
+        Some(match word {
+            "propose" => Kind::Propose,
+            "support" => Kind::Support,
+            "object" => Kind::Object,
+            "refute" => Kind::Refute,
+            "evidence" => Kind::Evidence,
+            "question" => Kind::Question,
+            "commit" => Kind::Commit,
+            _ => return None,
+        })
+    }
+
+    /// In thousandths.
+    pub fn importance(self) -> u64 {
+        match self {
+            Kind::Commit => 1000,
+            Kind::Propose => 900,
+            Kind::Refute => 850,
+            Kind::Object => 800,
+            Kind::Evidence => 600,
+            Kind::Support => 500,
+            Kind::Question => 300,
+        }
+    }
+}
+
+/// Who wrote a message: a room member (by member index) or someone else,
+/// such as the operator who posts the task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Author {
+    Member(u8),
+    Other,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trace {
+    pub sequence: u64,
+    pub author: Author,
+    pub kind: Kind,
+    pub topic: Option<String>,
+    pub target: Option<u64>,
+    pub cites: Vec<u64>,
+    /// Byte offset of the `!` in the message; with `sequence`, the identity.
+    pub offset: usize,
+}
+
+impl Trace {
+    pub fn identity(&self) -> (u64, usize) {
+        (self.sequence, self.offset)
+    }
+
+    pub fn grounded(&self) -> bool {
+        !self.cites.is_empty()
+    }
+
+    pub fn agent_author(&self) -> Option<u8> {
+        match self.author {
+            Author::Member(m) => Some(m),
+            Author::Other => None,
+        }
+    }
+}
+
+fn fence_of(trimmed: &str) -> Option<&'static str> {
+    ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f))
+}
+
+/// The traces of message `sequence` by `author`, in offset order.
+pub fn parse(sequence: u64, author: Author, text: &str) -> Vec<Trace> {
+    let mut out = Vec::new();
+    let mut fence: Option<&str> = None;
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let start = line_start;
+        line_start += line.len();
+        let trimmed = line.trim_start();
+        if let Some(open) = fence {
+            if trimmed.starts_with(open) {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(f) = fence_of(trimmed) {
+            fence = Some(f);
+            continue;
+        }
+        let Some(body) = trimmed.strip_prefix('!') else {
+            continue;
+        };
+        let offset = start + (line.len() - trimmed.len());
+        let mut words = body.split_whitespace();
+        let Some(kind) = words.next().and_then(Kind::parse) else {
+            continue;
+        };
+        let (mut topic, mut target, mut cites) = (None, None, Vec::new());
+        for w in words {
+            if let Some(t) = w.strip_prefix('#') {
+                if topic.is_none() && !t.is_empty() {
+                    topic = Some(t.to_string());
+                }
+            } else if let Some(n) = w.strip_prefix('>') {
+                if target.is_none() {
+                    target = n.parse::<u64>().ok();
+                }
+            } else if let Some(n) = w.strip_prefix('^') {
+                if let Ok(c) = n.parse::<u64>() {
+                    if !cites.contains(&c) {
+                        cites.push(c);
+                    }
+                }
+            }
+        }
+        if kind == Kind::Refute && (topic.is_none() || cites.is_empty()) {
+            continue;
+        }
+        out.push(Trace {
+            sequence,
+            author,
+            kind,
+            topic,
+            target,
+            cites,
+            offset,
+        });
+        if out.len() == MAX_TRACES {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Vec<Trace> {
+        parse(7, Author::Member(1), text)
+    }
+
+    #[test]
+    fn fields_are_parsed_and_the_offset_is_the_bang() {
+        let t = one("prose first\n  !support #ship >3 ^2 ^5 ^2 because #later >9 ^x");
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].kind, Kind::Support);
+        assert_eq!(t[0].topic.as_deref(), Some("ship"));
+        assert_eq!(t[0].target, Some(3));
+        assert_eq!(
+            t[0].cites,
+            vec![2, 5],
+            "repeated citations count once, in written order"
+        );
+        assert_eq!(t[0].offset, "prose first\n  ".len());
+    }
+
+    #[test]
+    fn markers_inside_fences_and_mid_line_do_not_count() {
+        let text =
+            "```\n!propose #a\n```\n~~~ rust\n!propose #b\n~~~\nsee !propose #c\n!propose #d";
+        let t = one(text);
+        assert_eq!(
+            t.iter()
+                .map(|x| x.topic.clone().unwrap())
+                .collect::<Vec<_>>(),
+            vec!["d"]
+        );
+        let unclosed = one("```\n!propose #a\n!propose #b");
+        assert!(unclosed.is_empty(), "an unclosed fence runs to the end");
+        let mixed = one("```\n~~~\n!propose #a\n```\n!propose #b");
+        assert_eq!(mixed.len(), 1, "only the same kind of fence closes");
+    }
+
+    #[test]
+    fn unicode_text_keeps_byte_offsets() {
+        let text = "héllo ✓\n!propose #café ^1";
+        let t = one(text);
+        assert_eq!(t[0].topic.as_deref(), Some("café"));
+        assert_eq!(&text[t[0].offset..t[0].offset + 1], "!");
+    }
+
+    #[test]
+    fn unknown_kinds_and_bare_refutes_give_nothing_and_16_is_the_limit() {
+        assert!(one("!shout #a\n!refute #a\n!refute ^3").is_empty());
+        let many: String = (0..20).map(|i| format!("!support #t{i} ^1\n")).collect();
+        let t = one(&many);
+        assert_eq!(t.len(), MAX_TRACES);
+        assert_eq!(t[15].topic.as_deref(), Some("t15"));
+    }
+}
