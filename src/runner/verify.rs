@@ -41,15 +41,19 @@ struct RowStream {
 }
 
 impl RowStream {
-    fn open(path: &Path) -> Result<(Vec<(String, String)>, RowStream), RunError> {
+    /// The file's metadata, its schema, and a stream of its rows.
+    fn open(
+        path: &Path,
+    ) -> Result<(parquet::Metadata, arrow_schema::SchemaRef, RowStream), RunError> {
         let (kv, reader) = parquet::open(path).map_err(|e| RunError::parquet(path, e))?;
+        let schema = arrow_array::RecordBatchReader::schema(&reader);
         let stream = RowStream {
             batches: Box::new(reader),
             buffer: Vec::new().into_iter(),
             peeked: None,
             path: path.display().to_string(),
         };
-        Ok((kv, stream))
+        Ok((kv, schema, stream))
     }
 
     fn peek(&mut self) -> Result<Option<&Row>, RunError> {
@@ -138,12 +142,7 @@ pub fn verify(dir: &Path, replay: Replay) -> Result<VerifyReport, RunError> {
                 ),
             });
         }
-        let (kv, stream) = RowStream::open(&path)?;
-        let found = arrow_array::RecordBatchReader::schema(
-            &parquet::open(&path)
-                .map_err(|e| RunError::parquet(&path, e))?
-                .1,
-        );
+        let (kv, found, stream) = RowStream::open(&path)?;
         let expected: Vec<(String, String)> = table
             .schema
             .fields()
