@@ -88,6 +88,18 @@ pub struct CurveSpec {
     pub y_label: &'static str,
 }
 
+/// How `rank` orders a results folder's runs: an integer key from the
+/// parameters and some summary columns, highest first, equal keys in grid
+/// order; `show` names the columns printed, each with its decimals.
+#[derive(Clone, Copy)]
+pub struct RankSpec {
+    pub doc: &'static str,
+    /// Summary columns `key` receives, in this order.
+    pub columns: &'static [&'static str],
+    pub key: fn(&Resolved, &[Value]) -> Vec<i64>,
+    pub show: &'static [(&'static str, usize)],
+}
+
 pub trait Model: Sync {
     /// The name manifests use in `[experiment] model`.
     fn name(&self) -> &'static str;
@@ -111,6 +123,10 @@ pub trait Model: Sync {
     }
     /// The per-round curves `plot` draws, if the model has any.
     fn curves(&self) -> Option<CurveSpec> {
+        None
+    }
+    /// The order `rank` sorts runs in, if the model defines one.
+    fn ranking(&self) -> Option<RankSpec> {
         None
     }
     /// Categorical outcomes for domain comparators.

@@ -1,9 +1,10 @@
 //! The registry of models the runner can execute, by manifest name.
 
 use crate::cascade::Cascade;
+use crate::hive::model::Hive;
 use crate::model::Model;
 
-pub static ALL: &[&dyn Model] = &[&Cascade];
+pub static ALL: &[&dyn Model] = &[&Cascade, &Hive];
 
 pub fn find(name: &str) -> Option<&'static dyn Model> {
     ALL.iter().copied().find(|m| m.name() == name)

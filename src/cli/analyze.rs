@@ -25,7 +25,7 @@ fn number(v: &Value) -> Option<f64> {
 }
 
 /// Reads `names` from DIR/runs.parquet, checking it holds runs 0..total.
-fn columns(dir: &Path, plan: &Plan, names: &[&str]) -> Result<Vec<Vec<Value>>> {
+pub(super) fn columns(dir: &Path, plan: &Plan, names: &[&str]) -> Result<Vec<Vec<Value>>> {
     let path = Layout::new(dir).table("runs");
     let mut asked = vec!["run_id"];
     asked.extend_from_slice(names);

@@ -5,6 +5,7 @@ mod analyze;
 mod estimate;
 pub mod experiment;
 mod plot;
+mod rank;
 mod set;
 mod simulate;
 
@@ -106,6 +107,19 @@ pub enum Command {
         #[arg(long)]
         metrics: Option<String>,
     },
+    /// Runs ordered by the model's ranking key, best first (the hive
+    /// benchmark: correct, then decided, then fewer turns; ties in grid
+    /// order); writes DIR/rank.csv.
+    Rank {
+        /// A results folder.
+        dir: PathBuf,
+        /// How many runs to print (rank.csv holds all).
+        #[arg(long, default_value_t = 12)]
+        top: usize,
+        /// Keep the manifest's run order instead of sorting.
+        #[arg(long)]
+        grid_order: bool,
+    },
     /// Charts as SVG and PNG in DIR/plots: trajectories per scenario and a
     /// heatmap of a summary metric over two grid axes.
     Plot {
@@ -173,6 +187,11 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Summary { dir, by, metrics } => {
             analyze::summary(&dir, by.as_deref(), metrics.as_deref())
         }
+        Command::Rank {
+            dir,
+            top,
+            grid_order,
+        } => rank::rank(&dir, top, grid_order),
         Command::Verify { dir, replay, all } => experiment::verify(&dir, replay, all),
     }
 }

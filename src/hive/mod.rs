@@ -1,9 +1,15 @@
 //! hive-rooms/1 (hive.md): rooms of members deliberating by marker lines,
-//! with a quorum fold deciding convergence. Built so far: the random
-//! numbers, the marker parser and the standings fold. The episode engine,
-//! the members, the arms and the `Model` implementation are still to come,
-//! so the runner does not list this model yet.
+//! with a quorum fold deciding convergence, and the arms of the published
+//! quorum benchmark (ladder, vote, hive, hive+ and its refutation and
+//! evidential variants).
 
+pub mod board;
+pub mod config;
+pub mod episode;
 pub mod fold;
 pub mod markers;
+pub mod member;
+pub mod model;
+pub mod policy;
 pub mod rng;
+pub mod room;

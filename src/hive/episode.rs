@@ -1,0 +1,278 @@
+//! The episode engine (hive.md "The episode engine"): one turn per step,
+//! judged by folding the live traces, with the speaker chosen by the
+//! attention market. Members write marker text (`member.rs`) and every
+//! message is parsed back into traces, so the fold only ever sees what the
+//! text says.
+
+use super::board::{Board, Mark};
+use super::markers::{parse, Author, Kind};
+use super::member::{compose, View};
+use super::policy::RoomPolicy;
+use super::room::{Room, MAX_MEMBERS, OPTIONS};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    Converged(u8),
+    Deadlocked,
+    Exhausted,
+    Idle,
+}
+
+impl Ending {
+    pub fn name(self) -> &'static str {
+        match self {
+            Ending::Converged(_) => "converged",
+            Ending::Deadlocked => "deadlocked",
+            Ending::Exhausted => "exhausted",
+            Ending::Idle => "idle",
+        }
+    }
+}
+
+/// One turn as the worked examples list it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Turn {
+    pub speaker: usize,
+    pub blind: bool,
+    pub commit: bool,
+    pub text: String,
+    /// Every member's bid threshold before this turn.
+    pub thresholds: Vec<i64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub ending: Ending,
+    pub turns: u64,
+    /// Filled only when asked for (`play(.., true)`).
+    pub transcript: Vec<Turn>,
+}
+
+/// The operator's task: message 1, with no marker.
+const TASK: &str = "Task: pick the option to roll out; deliberate, then commit.";
+const WATERMARK: u64 = 1;
+
+/// decay(d) in thousandths, half-life 20, in integers.
+pub fn decay(d: u64) -> u64 {
+    const H: u64 = 20;
+    let (w, r) = (d / H, d % H);
+    let high = if w >= 63 { 0 } else { 1000u64 >> w };
+    let low = high / 2;
+    high - ((high - low) * r) / H
+}
+
+fn salience(at: u64, m: &Mark) -> u64 {
+    (5 * decay(at - m.seq) + 30 * m.kind.importance() + 20 * 500) / 10
+}
+
+/// Plays one room under a hive policy. `record` keeps the transcript.
+pub fn play(room: &Room, p: &RoomPolicy, record: bool) -> Outcome {
+    let n = room.members;
+    let mut texts: Vec<String> = vec![TASK.to_string()];
+    let mut marks: Vec<Mark> = Vec::with_capacity(p.budget as usize);
+    let mut authors: Vec<Option<u8>> = vec![None];
+    let mut prose: Vec<_> = (0..n).map(|k| room.prose(k)).collect();
+    let mut threshold = [0i64; MAX_MEMBERS];
+    let mut posted = 0u8;
+    let everyone: u8 = ((1u16 << n) - 1) as u8;
+    let mut commit_phase = false;
+    let mut boundary = 0;
+    let mut turns = 0;
+    let mut transcript = Vec::new();
+    let mut live = Board::default();
+    let mut seen = Board::default();
+    let mut own: Vec<Mark> = Vec::new();
+    let ending = loop {
+        if turns >= p.budget {
+            break Ending::Exhausted;
+        }
+        let last = texts.len() as u64;
+        let at = if last >= 2 { last } else { 1 };
+        live.fold(&marks, at, &p.fold);
+        // Judge.
+        let carried: Vec<u8> = live
+            .order
+            .iter()
+            .copied()
+            .filter(|&t| live.carried & (1 << t) != 0)
+            .collect();
+        match carried.as_slice() {
+            [t] if commit_phase => {
+                let committed = marks
+                    .iter()
+                    .any(|m| m.kind == Kind::Commit && m.topic == Some(*t) && m.seq > boundary);
+                if committed {
+                    break Ending::Converged(*t);
+                }
+            }
+            [_, _, ..] => {
+                let held = carried.iter().fold(0u8, |acc, &t| acc | live.counted(t));
+                if held & everyone == everyone {
+                    break Ending::Deadlocked;
+                }
+            }
+            _ => {}
+        }
+        let Some(speaker) = market(room, p, &marks, at, &live, &threshold) else {
+            break Ending::Idle;
+        };
+        if carried.len() == 1 && !commit_phase {
+            commit_phase = true;
+            boundary = at;
+        }
+        let blind = p.blind && posted & everyone != everyone;
+        let view = if blind {
+            own.clear();
+            own.extend(
+                marks
+                    .iter()
+                    .filter(|m| m.author == Some(speaker as u8))
+                    .cloned(),
+            );
+            let mine = authors.iter().rposition(|a| *a == Some(speaker as u8));
+            let view_at = mine.map_or(WATERMARK, |i| i as u64 + 1);
+            seen.fold(&own, view_at, &p.fold);
+            View {
+                marks: &own,
+                board: &seen,
+            }
+        } else {
+            seen.fold(&marks, last, &p.fold);
+            View {
+                marks: &marks,
+                board: &seen,
+            }
+        };
+        let text = compose(room, p, speaker, &view, commit_phase, &mut prose[speaker]);
+        let seq = last + 1;
+        let author = Author::Member(speaker as u8);
+        marks.extend(
+            parse(seq, author, &text)
+                .iter()
+                .map(|t| Mark::from_trace(t, |name| topic_index(room, name))),
+        );
+        if record {
+            transcript.push(Turn {
+                speaker,
+                blind,
+                commit: commit_phase,
+                text: text.clone(),
+                thresholds: threshold[..n].to_vec(),
+            });
+        }
+        texts.push(text);
+        authors.push(Some(speaker as u8));
+        posted |= 1 << speaker;
+        turns += 1;
+        for (k, th) in threshold[..n].iter_mut().enumerate() {
+            *th += if k == speaker { 500 } else { -250 };
+        }
+    };
+    Outcome {
+        ending,
+        turns,
+        transcript,
+    }
+}
+
+/// Members only ever name the room's options.
+fn topic_index(room: &Room, name: &str) -> Option<u8> {
+    OPTIONS[..room.topics]
+        .iter()
+        .position(|o| *o == name)
+        .map(|i| i as u8)
+}
+
+/// The attention market: the member with the highest bid speaks, the
+/// earlier one on ties; `None` when nobody bids.
+fn market(
+    room: &Room,
+    p: &RoomPolicy,
+    marks: &[Mark],
+    at: u64,
+    live: &Board,
+    threshold: &[i64; MAX_MEMBERS],
+) -> Option<usize> {
+    let n = room.members;
+    let saturated = |m: &Mark| {
+        m.kind == Kind::Support
+            && m.topic
+                .is_some_and(|t| live.advocated & (1 << t) != 0 && live.backers(t) >= p.repetition)
+    };
+    let base: i64 = marks
+        .iter()
+        .filter(|m| !saturated(m))
+        .map(|m| salience(at, m) as i64)
+        .sum();
+    let from = at.saturating_sub(p.fold.window);
+    let counted = live.anyone_counted();
+    let mut share = [0u64; MAX_MEMBERS];
+    for m in marks.iter().filter(|m| m.grounded() && m.seq >= from) {
+        if let Some(a) = m.author {
+            if counted & (1 << a) != 0 {
+                share[a as usize] += 1;
+            }
+        }
+    }
+    let total: u64 = share[..n].iter().sum();
+    let dominant = |s: u64| total > 0 && s * 100 > total * p.dominance;
+    let any_dominant = share[..n].iter().any(|&s| dominant(s));
+    let quietest = (0..n).min_by_key(|&k| share[k]).unwrap_or(0);
+    // Dissent: the top counted-supporter count, tied by two or more standings.
+    let top = live
+        .order
+        .iter()
+        .map(|&t| live.backers(t))
+        .max()
+        .unwrap_or(0);
+    let tied: Vec<u8> = live
+        .order
+        .iter()
+        .copied()
+        .filter(|&t| live.backers(t) == top)
+        .collect();
+    let dissent = live.order.len() >= 2 && top >= 1 && tied.len() >= 2;
+    let tied_backers = tied.iter().fold(0u8, |acc, &t| acc | live.counted(t));
+    let mut best: Option<(usize, i64)> = None;
+    for k in 0..n {
+        let me = Some(k as u8);
+        let addressed = marks.iter().any(|m| {
+            m.author != me
+                && marks.iter().any(|mine| {
+                    mine.author == me && (m.target == Some(mine.seq) || m.cites.contains(&mine.seq))
+                })
+        });
+        let bonus = if addressed {
+            2000
+        } else if dissent && tied_backers & (1 << k) == 0 {
+            1500
+        } else if k == quietest && any_dominant {
+            1000
+        } else {
+            0
+        };
+        let mut urge = base + bonus;
+        if dominant(share[k]) {
+            urge -= 3000;
+        }
+        if urge >= threshold[k] {
+            let bid = urge - threshold[k];
+            if best.is_none_or(|(_, b)| bid > b) {
+                best = Some((k, bid));
+            }
+        }
+    }
+    best.map(|(k, _)| k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decay_check_values() {
+        let got: Vec<u64> = [0, 1, 10, 20, 30, 60, 70].map(decay).to_vec();
+        assert_eq!(got, vec![1000, 975, 750, 500, 375, 125, 94]);
+        assert_eq!(decay(63 * 20), 0);
+    }
+}

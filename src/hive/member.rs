@@ -1,0 +1,211 @@
+//! What a simulated member posts on its turn (hive.md "What a member
+//! posts"): the first of eight rules that fires, judged from the member's
+//! own view of the room. The result is real marker text; the engine parses
+//! it like any other message.
+
+use super::board::{Board, Mark};
+use super::markers::Kind;
+use super::policy::RoomPolicy;
+use super::rng::Stream;
+use super::room::{Role, Room, MAX_MEMBERS, MEMBERS, OPTIONS};
+
+/// What the speaker is shown, folded at the last message it is shown.
+pub struct View<'a> {
+    pub marks: &'a [Mark],
+    pub board: &'a Board,
+}
+
+/// Per-topic facts of a view the rules keep asking for.
+struct Reading<'a> {
+    room: &'a Room,
+    me: u8,
+    board: &'a Board,
+    /// Sequence of the first propose trace on each topic, any author.
+    proposal: [Option<u64>; 8],
+    /// Topics with a proposal, in proposal order.
+    floor: Vec<u8>,
+}
+
+impl Reading<'_> {
+    fn eval(&self, t: u8) -> i64 {
+        self.room.evaluation[self.me as usize][t as usize]
+    }
+
+    fn counted(&self, t: u8) -> bool {
+        self.board.counts(t, self.me)
+    }
+
+    fn backers(&self, t: u8) -> u32 {
+        self.board.backers(t)
+    }
+
+    fn posterior(&self, t: u8) -> i64 {
+        let others = self.backers(t) - u32::from(self.counted(t));
+        self.eval(t) + 25 * i64::from(others)
+    }
+
+    fn favourite(&self) -> u8 {
+        self.room.favourite[self.me as usize]
+    }
+}
+
+pub fn compose(
+    room: &Room,
+    p: &RoomPolicy,
+    speaker: usize,
+    view: &View,
+    commit_phase: bool,
+    prose: &mut Stream,
+) -> String {
+    let name = MEMBERS[speaker].0;
+    // Rule 1: drawn on every turn, before anything else.
+    if prose.chance(60) {
+        return format!("{name}: reading the thread again before saying more.");
+    }
+    let mut r = Reading {
+        room,
+        me: speaker as u8,
+        board: view.board,
+        proposal: [None; 8],
+        floor: Vec::with_capacity(room.topics),
+    };
+    for m in view.marks {
+        if let (Kind::Propose, Some(t)) = (m.kind, m.topic) {
+            if r.proposal[t as usize].is_none() {
+                r.proposal[t as usize] = Some(m.seq);
+                r.floor.push(t);
+            }
+        }
+    }
+    let post = refute(&r, p, view)
+        .or_else(|| object_in_tie(&r, p, view))
+        .or_else(|| commit(&r, commit_phase))
+        .or_else(|| support(&r, p));
+    match post {
+        Some(text) => format!("{text} — {name}"),
+        None => fallback(&r, view, name),
+    }
+}
+
+/// Rule 2: refute a rival the member rates far below its favourite.
+fn refute(r: &Reading, p: &RoomPolicy, view: &View) -> Option<String> {
+    if p.fold.refutation_cap.is_none_or(|c| c > MAX_MEMBERS) {
+        return None;
+    }
+    let fav = r.favourite();
+    let t = r
+        .board
+        .order
+        .iter()
+        .copied()
+        .filter(|&t| {
+            t != fav
+                && r.board.refuted_by[t as usize] & (1 << r.me) == 0
+                && r.eval(fav) - r.eval(t) > 60
+        })
+        .max_by_key(|&t| r.backers(t))?;
+    let own_evidence = view
+        .marks
+        .iter()
+        .find(|m| m.kind == Kind::Evidence && m.author == Some(r.me))
+        .map(|m| m.seq);
+    let grounds = own_evidence.or(r.proposal[t as usize])?;
+    Some(format!("!refute #{} ^{grounds}", OPTIONS[t as usize]))
+}
+
+/// Rule 3: two or more topics carry a count; object to a backer of the
+/// weakest in favour of the strongest.
+fn object_in_tie(r: &Reading, p: &RoomPolicy, view: &View) -> Option<String> {
+    let mut contenders: Vec<u8> = r
+        .board
+        .order
+        .iter()
+        .copied()
+        .filter(|&t| r.backers(t) as usize >= p.fold.threshold)
+        .collect();
+    // Stable: equal posteriors keep standings order.
+    contenders.sort_by_key(|&t| std::cmp::Reverse(r.posterior(t)));
+    let (&best, &worst) = (contenders.first()?, contenders.last()?);
+    if contenders.len() < 2 || r.posterior(worst) >= r.posterior(best) {
+        return None;
+    }
+    let target = view.marks.iter().find(|m| {
+        matches!(m.kind, Kind::Propose | Kind::Support)
+            && m.topic == Some(worst)
+            && m.author
+                .is_some_and(|a| a != r.me && r.board.counts(worst, a))
+    })?;
+    let cite = r.proposal[best as usize]?;
+    Some(format!("!object >{} ^{cite}", target.seq))
+}
+
+/// Rule 4: in the commit phase, commit the floor topic with most backers,
+/// then best posterior.
+fn commit(r: &Reading, commit_phase: bool) -> Option<String> {
+    if !commit_phase {
+        return None;
+    }
+    let t = r
+        .floor
+        .iter()
+        .copied()
+        .max_by_key(|&t| (r.backers(t), r.posterior(t)))?;
+    Some(marker("commit", t, r))
+}
+
+/// Rules 5 and 6: back the best floor topic, or close a topic one short of
+/// the threshold unless that means leaving a much better one.
+fn support(r: &Reading, p: &RoomPolicy) -> Option<String> {
+    if let Some(best) = r.floor.iter().copied().max_by_key(|&t| r.posterior(t)) {
+        if !r.counted(best) {
+            return Some(marker("support", best, r));
+        }
+    }
+    let t = r
+        .floor
+        .iter()
+        .copied()
+        .filter(|&t| r.backers(t) as usize + 1 == p.fold.threshold && !r.counted(t))
+        .max_by_key(|&t| r.posterior(t))?;
+    let held = r
+        .floor
+        .iter()
+        .copied()
+        .filter(|&t| r.counted(t))
+        .map(|t| r.posterior(t))
+        .max();
+    if held.is_some_and(|h| r.posterior(t) < h - 60) {
+        return None;
+    }
+    Some(marker("support", t, r))
+}
+
+/// `!kind #T ^proposal(T)`; only called for floor topics.
+fn marker(kind: &str, t: u8, r: &Reading) -> String {
+    let cite = r.proposal[t as usize].unwrap_or(0);
+    format!("!{kind} #{} ^{cite}", OPTIONS[t as usize])
+}
+
+/// Rules 7 and 8: propose the favourite, or (with it on the floor) a critic
+/// objects to a rival backer and anyone else offers evidence.
+fn fallback(r: &Reading, view: &View, name: &str) -> String {
+    let fav = r.favourite();
+    let Some(cite) = r.proposal[fav as usize] else {
+        return format!("!propose #{} — {name}", OPTIONS[fav as usize]);
+    };
+    if r.room.role(r.me as usize) == Role::Critic {
+        let rival = view
+            .marks
+            .iter()
+            .filter(|m| {
+                matches!(m.kind, Kind::Propose | Kind::Support)
+                    && m.author.is_some_and(|a| a != r.me)
+                    && m.topic.is_some_and(|t| t != fav && r.eval(t) < r.eval(fav))
+            })
+            .max_by_key(|m| m.topic.map_or(0, |t| r.backers(t)));
+        if let Some(m) = rival {
+            return format!("!object >{} ^{cite} — {name}", m.seq);
+        }
+    }
+    format!("!evidence ^{cite} — {name}")
+}

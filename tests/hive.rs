@@ -1,0 +1,238 @@
+//! hive-rooms/1 against hive.md: the two worked examples turn by turn, the
+//! 500-room arms table at noise 90 (all six arms, to the printed digit, with
+//! ending counts), the threshold-2 variants, and the published figures out
+//! of `witness run` + `witness rank` on a shipped manifest.
+
+mod common;
+
+use witness::hive::episode::{play, Ending};
+use witness::hive::model::Hive;
+use witness::hive::policy::{hive_plus, RoomPolicy};
+use witness::hive::room::Room;
+use witness::model::Model;
+use witness::params::{Resolved, Value};
+
+/// The marker part of a post, without the signature after " — ".
+fn marker(text: &str) -> &str {
+    text.split(" — ").next().unwrap()
+}
+
+fn plus_ref() -> RoomPolicy {
+    let mut p = hive_plus(5);
+    p.fold.refutation_cap = Some(2);
+    p
+}
+
+#[test]
+fn room_0_under_hive_plus_turn_by_turn() {
+    let room = Room::new(1, 0, 5, 4, 90);
+    let o = play(&room, &hive_plus(5), true);
+    assert_eq!(o.ending, Ending::Converged(2), "revert");
+    assert_eq!(o.turns, 6);
+    let got: Vec<(usize, bool, bool, &str)> = o
+        .transcript
+        .iter()
+        .map(|t| (t.speaker, t.blind, t.commit, marker(&t.text)))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, true, false, "!propose #shadow"),
+            (1, true, false, "!propose #revert"),
+            (2, true, false, "!propose #revert"),
+            (3, true, false, "!propose #revert"),
+            (4, true, true, "!propose #revert"),
+            (0, false, true, "!commit #revert ^3"),
+        ]
+    );
+    let thresholds: Vec<Vec<i64>> = o.transcript[1..]
+        .iter()
+        .map(|t| t.thresholds.clone())
+        .collect();
+    assert_eq!(
+        thresholds,
+        vec![
+            vec![500, -250, -250, -250, -250],
+            vec![250, 250, -500, -500, -500],
+            vec![0, 0, 0, -750, -750],
+            vec![-250, -250, -250, -250, -1000],
+            vec![-500, -500, -500, -500, -500],
+        ]
+    );
+}
+
+#[test]
+fn room_2_under_hive_plus_ref_turn_by_turn() {
+    let room = Room::new(1, 2, 5, 4, 90);
+    assert_eq!(room.truth, 2, "revert");
+    assert_eq!(room.favourite[..5], [2, 2, 2, 0, 2], "scout favours stage");
+    let o = play(&room, &plus_ref(), true);
+    assert_eq!(o.ending, Ending::Converged(2));
+    assert_eq!(o.turns, 8);
+    let got: Vec<(usize, bool, bool, String)> = o
+        .transcript
+        .iter()
+        .map(|t| {
+            let prose = !t.text.contains('!');
+            let m = if prose { "prose" } else { marker(&t.text) };
+            (t.speaker, t.blind, t.commit, m.to_string())
+        })
+        .collect();
+    let want = [
+        (0, true, false, "!propose #revert"),
+        (1, true, false, "prose"),
+        (2, true, false, "!propose #revert"),
+        (3, true, false, "!propose #stage"),
+        (4, true, false, "!propose #revert"),
+        (0, false, true, "!refute #stage ^5"),
+        (3, false, true, "prose"),
+        (3, false, true, "!commit #revert ^2"),
+    ];
+    let want: Vec<(usize, bool, bool, String)> = want
+        .iter()
+        .map(|(s, b, c, m)| (*s, *b, *c, m.to_string()))
+        .collect();
+    assert_eq!(got, want);
+}
+
+fn params(pairs: &[(&'static str, Value)]) -> Resolved {
+    let mut p = Resolved::defaults(Hive.params());
+    for (k, v) in pairs {
+        p.set(k, v.clone());
+    }
+    p
+}
+
+/// (turns/episode, decided %, correct %, converged, deadlocked, exhausted)
+/// as hive.md prints them.
+fn figures(pairs: &[(&'static str, Value)]) -> (String, String, String, Vec<i64>) {
+    let out = Hive.run(&params(pairs), &[false]);
+    assert_eq!(out.violation, None);
+    let f = |k: usize| match out.summary[k] {
+        Value::Float(x) => x,
+        ref v => panic!("{v}"),
+    };
+    let i = |k: usize| match out.summary[k] {
+        Value::Int(x) => x,
+        ref v => panic!("{v}"),
+    };
+    (
+        format!("{:.2}", f(0)),
+        format!("{:.1}", f(1)),
+        format!("{:.1}", f(2)),
+        vec![i(4), i(6), i(7)],
+    )
+}
+
+fn s(x: &str) -> Value {
+    Value::Str(x.into())
+}
+
+#[test]
+fn the_500_room_arms_table_at_noise_90() {
+    let cap = ("refutation_cap", Value::Int(2));
+    let ev = ("evidential", Value::Bool(true));
+    let rows = [
+        (
+            vec![("policy", s("ladder"))],
+            ("1.00", "100.0", "57.6", [500, 0, 0]),
+        ),
+        (
+            vec![("policy", s("vote"))],
+            ("15.00", "100.0", "75.8", [500, 0, 0]),
+        ),
+        (
+            vec![("policy", s("hive"))],
+            ("6.17", "91.0", "71.0", [455, 45, 0]),
+        ),
+        (
+            vec![("policy", s("hive+"))],
+            ("6.84", "99.0", "78.8", [495, 0, 5]),
+        ),
+        (
+            vec![("policy", s("hive+")), cap.clone()],
+            ("8.95", "88.2", "72.8", [441, 0, 59]),
+        ),
+        (
+            vec![("policy", s("hive+")), cap.clone(), ev.clone()],
+            ("10.28", "59.6", "53.8", [298, 0, 202]),
+        ),
+    ];
+    for (pairs, (turns, decided, correct, ends)) in rows {
+        let got = figures(&pairs);
+        let want = (
+            turns.to_string(),
+            decided.to_string(),
+            correct.to_string(),
+            ends.to_vec(),
+        );
+        assert_eq!(got, want, "{pairs:?}");
+    }
+}
+
+#[test]
+fn threshold_2_makes_hive_plus_equal_hive() {
+    let two = ("threshold", Value::Int(2));
+    let cap = ("refutation_cap", Value::Int(2));
+    let ev = ("evidential", Value::Bool(true));
+    assert_eq!(figures(&[two.clone()]).2, "71.0");
+    assert_eq!(figures(&[two.clone(), cap.clone()]).2, "65.0");
+    assert_eq!(figures(&[two, cap, ev]).2, "56.8");
+    let noise = |n: i64, pairs: &[(&'static str, Value)]| {
+        let mut all = pairs.to_vec();
+        all.push(("noise", Value::Int(n)));
+        figures(&all).2
+    };
+    assert_eq!(noise(120, &[]), "68.4");
+    assert_eq!(
+        noise(120, &[("refutation_cap", Value::Int(2))]),
+        "53.2",
+        "about 15 points of damage from the cap at noise 120"
+    );
+    assert_eq!(noise(30, &[("refutation_cap", Value::Int(2))]), "100.0");
+}
+
+#[test]
+fn the_arms_manifest_gives_the_published_table_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string("experiments/hive-arms.toml")
+        .unwrap()
+        .replace("rooms = 5000", "rooms = 500");
+    let manifest = dir.path().join("arms.toml");
+    std::fs::write(&manifest, text).unwrap();
+    let out = dir.path().join("out");
+    common::witness()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&manifest)
+        .assert()
+        .success();
+    let rank = common::witness()
+        .args(["rank", "--grid-order"])
+        .arg(&out)
+        .assert()
+        .success();
+    let text = String::from_utf8(rank.get_output().stdout.clone()).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .take(6)
+        .map(|l| l.split('\t').skip(2).take(4).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            vec!["ladder", "1.00", "100.0", "57.6"],
+            vec!["vote", "15.00", "100.0", "75.8"],
+            vec!["hive", "6.17", "91.0", "71.0"],
+            vec!["hive+", "6.84", "99.0", "78.8"],
+            vec!["hive+ref", "8.95", "88.2", "72.8"],
+            vec!["hive+ev", "10.28", "59.6", "53.8"],
+        ]
+    );
+    common::witness()
+        .args(["verify", "--all"])
+        .arg(&out)
+        .assert()
+        .success();
+}
