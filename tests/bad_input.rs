@@ -69,6 +69,16 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             format!("{HEAD}[fixed]\nseed = 1\n[grid]\nseed = [1, 2]\n"),
             vec![":7:", "seed", "already set"],
         ),
+        (
+            "hive: too many members",
+            "[experiment]\nname = \"small\"\nmodel = \"hive\"\n[fixed]\nagents = 9\n".to_string(),
+            vec![":5:", "`agents` = 9", "out of range", "2 ..= 8"],
+        ),
+        (
+            "hive: a threshold above the members",
+            "[experiment]\nname = \"small\"\nmodel = \"hive\"\n[fixed]\nagents = 3\n[grid]\nthreshold = [2, 4]\n".to_string(),
+            vec!["run 1", "`threshold` = 4", "3 members", "1 ..= agents (3)"],
+        ),
     ]
 }
 

@@ -175,7 +175,7 @@ fn threshold_2_makes_hive_plus_equal_hive() {
     let two = ("threshold", Value::Int(2));
     let cap = ("refutation_cap", Value::Int(2));
     let ev = ("evidential", Value::Bool(true));
-    assert_eq!(figures(&[two.clone()]).2, "71.0");
+    assert_eq!(figures(std::slice::from_ref(&two)).2, "71.0");
     assert_eq!(figures(&[two.clone(), cap.clone()]).2, "65.0");
     assert_eq!(figures(&[two, cap, ev]).2, "56.8");
     let noise = |n: i64, pairs: &[(&'static str, Value)]| {

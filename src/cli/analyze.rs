@@ -81,6 +81,16 @@ pub fn compare(dir: &Path, a: &CompareArgs) -> Result<u8> {
                 })?,
         ),
     };
+    if !model.summary_columns().iter().any(|c| c.name == a.metric) {
+        let names: Vec<&str> = model.summary_columns().iter().map(|c| c.name).collect();
+        return Err(InputError(format!(
+            "--metric {}: not a summary column of model {}; allowed: {}",
+            a.metric,
+            model.name(),
+            names.join(", ")
+        ))
+        .into());
+    }
     let mut names = vec![a.metric];
     if let Some(o) = outcome {
         names.extend_from_slice(o.columns);

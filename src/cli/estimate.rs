@@ -1,6 +1,8 @@
 //! `plan`'s estimate of time and size: it runs the first run of each arm (a
-//! few at most), times them, and sizes their rows before compression. The
-//! figures scale those samples; they are estimates, and say so.
+//! few at most) and a few more spread evenly over the grid (run cost often
+//! grows along an axis, such as a budget), times them, and sizes their rows
+//! before compression. The figures scale those samples; they are
+//! estimates, and say so.
 
 use std::time::Instant;
 
@@ -9,6 +11,7 @@ use crate::params::Value;
 use crate::runner::tables::{run_into, tables};
 
 const SAMPLES: usize = 4;
+const SPREAD: u64 = 4;
 
 fn human_bytes(b: f64) -> String {
     match b {
@@ -39,13 +42,16 @@ fn human_secs(s: f64) -> String {
 
 pub fn estimate(plan: &Plan) -> String {
     let model = plan.model();
-    let ids: Vec<u64> = plan
+    let mut ids: Vec<u64> = plan
         .arm_ranges()
         .iter()
         .filter(|r| !r.is_empty())
         .map(|r| r.start)
         .take(SAMPLES)
         .collect();
+    ids.extend((1..=SPREAD).map(|k| k * plan.total / (SPREAD + 1)));
+    ids.sort_unstable();
+    ids.dedup();
     let tables = tables(model, &plan.manifest.tables);
     let mut rows: Vec<Vec<crate::model::Row>> = tables.iter().map(|_| Vec::new()).collect();
     let started = Instant::now();

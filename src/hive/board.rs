@@ -6,11 +6,43 @@
 //! can fold twice per turn without allocating.
 
 use super::fold::Policy;
-use super::markers::{Author, Kind, Trace};
+use super::markers::{Author, Kind, Marker, Trace};
 
 /// Rooms have at most 8 members (one bit each) and topics are the 8 option
 /// names plus any other name a message uses (up to 32 in all).
 pub const MAX_TOPICS: usize = 32;
+
+/// Citations: members cite at most one sequence, so short lists stay
+/// inline (copying a trace then never allocates); longer ones, which any
+/// message may carry, go to the heap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cites {
+    Inline([u64; 2], u8),
+    Heap(Vec<u64>),
+}
+
+impl Cites {
+    pub fn new(cites: &[u64]) -> Cites {
+        match cites.len() {
+            0..=2 => {
+                let mut a = [0; 2];
+                a[..cites.len()].copy_from_slice(cites);
+                Cites::Inline(a, cites.len() as u8)
+            }
+            _ => Cites::Heap(cites.to_vec()),
+        }
+    }
+}
+
+impl std::ops::Deref for Cites {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        match self {
+            Cites::Inline(a, n) => &a[..*n as usize],
+            Cites::Heap(v) => v,
+        }
+    }
+}
 
 /// A trace with its topic interned: `topic` indexes the room's topic table.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,24 +53,40 @@ pub struct Mark {
     pub kind: Kind,
     pub topic: Option<u8>,
     pub target: Option<u64>,
-    pub cites: Vec<u64>,
+    pub cites: Cites,
 }
 
 impl Mark {
     /// `topic_of` interns a topic name; it returns `None` past `MAX_TOPICS`.
-    pub fn from_trace(t: &Trace, mut topic_of: impl FnMut(&str) -> Option<u8>) -> Mark {
+    pub fn new(
+        seq: u64,
+        author: Author,
+        m: &Marker,
+        topic_of: impl FnOnce(&str) -> Option<u8>,
+    ) -> Mark {
         Mark {
-            seq: t.sequence,
-            offset: t.offset,
-            author: match t.author {
-                Author::Member(m) => Some(m),
+            seq,
+            offset: m.offset,
+            author: match author {
+                Author::Member(a) => Some(a),
                 Author::Other => None,
             },
-            kind: t.kind,
-            topic: t.topic.as_deref().and_then(&mut topic_of),
-            target: t.target,
-            cites: t.cites.clone(),
+            kind: m.kind,
+            topic: m.topic.and_then(topic_of),
+            target: m.target,
+            cites: Cites::new(m.cites),
         }
+    }
+
+    pub fn from_trace(t: &Trace, topic_of: impl FnOnce(&str) -> Option<u8>) -> Mark {
+        let marker = Marker {
+            kind: t.kind,
+            topic: t.topic.as_deref(),
+            target: t.target,
+            cites: &t.cites,
+            offset: t.offset,
+        };
+        Mark::new(t.sequence, t.author, &marker, topic_of)
     }
 
     pub fn grounded(&self) -> bool {
@@ -184,7 +232,7 @@ impl Board {
 
 /// Does a citation chain from `m` reach an evidence trace among `kept`?
 fn reaches_evidence(m: &Mark, kept: &[Mark]) -> bool {
-    let mut stack: Vec<u64> = m.cites.clone();
+    let mut stack: Vec<u64> = m.cites.to_vec();
     let mut visited: Vec<u64> = Vec::new();
     while let Some(seq) = stack.pop() {
         if visited.contains(&seq) {
@@ -196,7 +244,7 @@ fn reaches_evidence(m: &Mark, kept: &[Mark]) -> bool {
             if k.kind == Kind::Evidence {
                 return true;
             }
-            stack.extend(&k.cites);
+            stack.extend_from_slice(&k.cites);
         }
     }
     false

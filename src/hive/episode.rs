@@ -5,9 +5,10 @@
 //! text says.
 
 use super::board::{Board, Mark};
-use super::markers::{parse, Author, Kind};
+use super::markers::{scan, Author, Kind};
 use super::member::{compose, View};
 use super::policy::RoomPolicy;
+use super::rng::Stream;
 use super::room::{Room, MAX_MEMBERS, OPTIONS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +50,7 @@ pub struct Outcome {
 }
 
 /// The operator's task: message 1, with no marker.
-const TASK: &str = "Task: pick the option to roll out; deliberate, then commit.";
+pub const TASK: &str = "Task: pick the option to roll out; deliberate, then commit.";
 const WATERMARK: u64 = 1;
 
 /// decay(d) in thousandths, half-life 20, in integers.
@@ -65,92 +66,115 @@ fn salience(at: u64, m: &Mark) -> u64 {
     (5 * decay(at - m.seq) + 30 * m.kind.importance() + 20 * 500) / 10
 }
 
+/// Buffers one room needs, reused from room to room so that a run of many
+/// rooms allocates only while they grow.
+#[derive(Default)]
+pub struct Scratch {
+    marks: Vec<Mark>,
+    /// Each member's own traces, for its blind view.
+    own: [Vec<Mark>; MAX_MEMBERS],
+    live: Board,
+    seen: Board,
+    text: String,
+    cites: Vec<u64>,
+}
+
 /// Plays one room under a hive policy. `record` keeps the transcript.
 pub fn play(room: &Room, p: &RoomPolicy, record: bool) -> Outcome {
+    play_in(&mut Scratch::default(), room, p, record)
+}
+
+pub fn play_in(s: &mut Scratch, room: &Room, p: &RoomPolicy, record: bool) -> Outcome {
     let n = room.members;
-    let mut texts: Vec<String> = vec![TASK.to_string()];
-    let mut marks: Vec<Mark> = Vec::with_capacity(p.budget as usize);
-    let mut authors: Vec<Option<u8>> = vec![None];
-    let mut prose: Vec<_> = (0..n).map(|k| room.prose(k)).collect();
+    // Message 1 is the operator's task; it carries no trace.
+    let mut last: u64 = 1;
+    let Scratch {
+        marks,
+        own,
+        live,
+        seen,
+        text,
+        cites,
+    } = s;
+    marks.clear();
+    own.iter_mut().for_each(Vec::clear);
+    let mut prose: [Stream; MAX_MEMBERS] = std::array::from_fn(|k| room.prose(k));
     let mut threshold = [0i64; MAX_MEMBERS];
     let mut posted = 0u8;
     let everyone: u8 = ((1u16 << n) - 1) as u8;
+    let mut last_own = [WATERMARK; MAX_MEMBERS];
+    // Once addressed, a member stays addressed: kept as a growing set.
+    let mut addressed = 0u8;
     let mut commit_phase = false;
     let mut boundary = 0;
     let mut turns = 0;
     let mut transcript = Vec::new();
-    let mut live = Board::default();
-    let mut seen = Board::default();
-    let mut own: Vec<Mark> = Vec::new();
     let ending = loop {
         if turns >= p.budget {
             break Ending::Exhausted;
         }
-        let last = texts.len() as u64;
-        let at = if last >= 2 { last } else { 1 };
-        live.fold(&marks, at, &p.fold);
+        let at = last;
+        live.fold(marks, at, &p.fold);
         // Judge.
-        let carried: Vec<u8> = live
-            .order
-            .iter()
-            .copied()
-            .filter(|&t| live.carried & (1 << t) != 0)
-            .collect();
-        match carried.as_slice() {
-            [t] if commit_phase => {
-                let committed = marks
-                    .iter()
-                    .any(|m| m.kind == Kind::Commit && m.topic == Some(*t) && m.seq > boundary);
-                if committed {
-                    break Ending::Converged(*t);
-                }
+        let carried = live.carried;
+        if carried.count_ones() == 1 && commit_phase {
+            let committed = marks.iter().any(|m| {
+                m.kind == Kind::Commit
+                    && m.topic.is_some_and(|t| carried == 1 << t)
+                    && m.seq > boundary
+            });
+            if committed {
+                break Ending::Converged(carried.trailing_zeros() as u8);
             }
-            [_, _, ..] => {
-                let held = carried.iter().fold(0u8, |acc, &t| acc | live.counted(t));
-                if held & everyone == everyone {
-                    break Ending::Deadlocked;
-                }
+        } else if carried.count_ones() >= 2 {
+            let held = live
+                .order
+                .iter()
+                .filter(|&&t| carried & (1 << t) != 0)
+                .fold(0u8, |acc, &t| acc | live.counted(t));
+            if held & everyone == everyone {
+                break Ending::Deadlocked;
             }
-            _ => {}
         }
-        let Some(speaker) = market(room, p, &marks, at, &live, &threshold) else {
+        let Some(speaker) = market(room, p, marks, at, live, &threshold, addressed) else {
             break Ending::Idle;
         };
-        if carried.len() == 1 && !commit_phase {
+        if carried.count_ones() == 1 && !commit_phase {
             commit_phase = true;
             boundary = at;
         }
         let blind = p.blind && posted & everyone != everyone;
+        // A full view is every message so far, folded at the last one: the
+        // live fold of this step, since every member message is live.
         let view = if blind {
-            own.clear();
-            own.extend(
-                marks
-                    .iter()
-                    .filter(|m| m.author == Some(speaker as u8))
-                    .cloned(),
-            );
-            let mine = authors.iter().rposition(|a| *a == Some(speaker as u8));
-            let view_at = mine.map_or(WATERMARK, |i| i as u64 + 1);
-            seen.fold(&own, view_at, &p.fold);
+            seen.fold(&own[speaker], last_own[speaker], &p.fold);
             View {
-                marks: &own,
-                board: &seen,
+                marks: &own[speaker],
+                board: seen,
             }
         } else {
-            seen.fold(&marks, last, &p.fold);
-            View {
-                marks: &marks,
-                board: &seen,
-            }
+            View { marks, board: live }
         };
-        let text = compose(room, p, speaker, &view, commit_phase, &mut prose[speaker]);
-        let seq = last + 1;
-        let author = Author::Member(speaker as u8);
-        marks.extend(
-            parse(seq, author, &text)
-                .iter()
-                .map(|t| Mark::from_trace(t, |name| topic_index(room, name))),
+        compose(
+            room,
+            p,
+            speaker,
+            &view,
+            commit_phase,
+            &mut prose[speaker],
+            text,
         );
+        last += 1;
+        let first_new = marks.len();
+        let author = Author::Member(speaker as u8);
+        scan(text, cites, |m| {
+            marks.push(Mark::new(last, author, &m, |name| topic_index(room, name)))
+        });
+        addressed |= newly_addressed(marks, first_new);
+        if p.blind && posted & everyone != everyone {
+            own[speaker].extend_from_slice(&marks[first_new..]);
+        }
+        last_own[speaker] = last;
         if record {
             transcript.push(Turn {
                 speaker,
@@ -160,8 +184,6 @@ pub fn play(room: &Room, p: &RoomPolicy, record: bool) -> Outcome {
                 thresholds: threshold[..n].to_vec(),
             });
         }
-        texts.push(text);
-        authors.push(Some(speaker as u8));
         posted |= 1 << speaker;
         turns += 1;
         for (k, th) in threshold[..n].iter_mut().enumerate() {
@@ -173,6 +195,29 @@ pub fn play(room: &Room, p: &RoomPolicy, record: bool) -> Outcome {
         turns,
         transcript,
     }
+}
+
+/// Members addressed by the traces from `first_new` on: by another author's
+/// target or citation of a sequence where they have a trace, in either
+/// direction (a new trace may also be the one an earlier trace pointed at).
+fn newly_addressed(marks: &[Mark], first_new: usize) -> u8 {
+    let points_at = |m: &Mark, seq: u64| m.target == Some(seq) || m.cites.contains(&seq);
+    let mut out = 0u8;
+    for new in &marks[first_new..] {
+        for other in marks.iter().filter(|o| o.author != new.author) {
+            if let Some(a) = other.author {
+                if points_at(new, other.seq) {
+                    out |= 1 << a;
+                }
+            }
+            if let Some(a) = new.author {
+                if points_at(other, new.seq) {
+                    out |= 1 << a;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Members only ever name the room's options.
@@ -192,6 +237,7 @@ fn market(
     at: u64,
     live: &Board,
     threshold: &[i64; MAX_MEMBERS],
+    addressed: u8,
 ) -> Option<usize> {
     let n = room.members;
     let saturated = |m: &Mark| {
@@ -235,14 +281,7 @@ fn market(
     let tied_backers = tied.iter().fold(0u8, |acc, &t| acc | live.counted(t));
     let mut best: Option<(usize, i64)> = None;
     for k in 0..n {
-        let me = Some(k as u8);
-        let addressed = marks.iter().any(|m| {
-            m.author != me
-                && marks.iter().any(|mine| {
-                    mine.author == me && (m.target == Some(mine.seq) || m.cites.contains(&mine.seq))
-                })
-        });
-        let bonus = if addressed {
+        let bonus = if addressed & (1 << k) != 0 {
             2000
         } else if dissent && tied_backers & (1 << k) == 0 {
             1500
@@ -268,6 +307,13 @@ fn market(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::hive::markers::parse;
+
+    #[test]
+    fn the_task_carries_no_trace() {
+        assert!(parse(1, Author::Other, TASK).is_empty());
+    }
 
     #[test]
     fn decay_check_values() {

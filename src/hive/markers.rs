@@ -84,9 +84,22 @@ fn fence_of(trimmed: &str) -> Option<&'static str> {
     ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f))
 }
 
-/// The traces of message `sequence` by `author`, in offset order.
-pub fn parse(sequence: u64, author: Author, text: &str) -> Vec<Trace> {
-    let mut out = Vec::new();
+/// One marker line as written: fields borrowed from the message text.
+#[derive(Clone, Copy, Debug)]
+pub struct Marker<'a> {
+    pub kind: Kind,
+    pub topic: Option<&'a str>,
+    pub target: Option<u64>,
+    /// Deduplicated, in written order.
+    pub cites: &'a [u64],
+    /// Byte offset of the `!`.
+    pub offset: usize,
+}
+
+/// Calls `each` for the first 16 markers of `text`, in offset order,
+/// without allocating once `cites` has grown to the longest citation list.
+pub fn scan<'a>(text: &'a str, cites: &mut Vec<u64>, mut each: impl FnMut(Marker<'_>)) {
+    let mut found = 0;
     let mut fence: Option<&str> = None;
     let mut line_start = 0;
     for line in text.split_inclusive('\n') {
@@ -111,11 +124,12 @@ pub fn parse(sequence: u64, author: Author, text: &str) -> Vec<Trace> {
         let Some(kind) = words.next().and_then(Kind::parse) else {
             continue;
         };
-        let (mut topic, mut target, mut cites) = (None, None, Vec::new());
+        let (mut topic, mut target): (Option<&'a str>, Option<u64>) = (None, None);
+        cites.clear();
         for w in words {
             if let Some(t) = w.strip_prefix('#') {
                 if topic.is_none() && !t.is_empty() {
-                    topic = Some(t.to_string());
+                    topic = Some(t);
                 }
             } else if let Some(n) = w.strip_prefix('>') {
                 if target.is_none() {
@@ -132,19 +146,34 @@ pub fn parse(sequence: u64, author: Author, text: &str) -> Vec<Trace> {
         if kind == Kind::Refute && (topic.is_none() || cites.is_empty()) {
             continue;
         }
-        out.push(Trace {
-            sequence,
-            author,
+        each(Marker {
             kind,
             topic,
             target,
             cites,
             offset,
         });
-        if out.len() == MAX_TRACES {
+        found += 1;
+        if found == MAX_TRACES {
             break;
         }
     }
+}
+
+/// The traces of message `sequence` by `author`, in offset order.
+pub fn parse(sequence: u64, author: Author, text: &str) -> Vec<Trace> {
+    let mut out = Vec::new();
+    scan(text, &mut Vec::new(), |m| {
+        out.push(Trace {
+            sequence,
+            author,
+            kind: m.kind,
+            topic: m.topic.map(str::to_string),
+            target: m.target,
+            cites: m.cites.to_vec(),
+            offset: m.offset,
+        })
+    });
     out
 }
 

@@ -3,7 +3,9 @@
 //! own view of the room. The result is real marker text; the engine parses
 //! it like any other message.
 
-use super::board::{Board, Mark};
+use std::fmt::Write;
+
+use super::board::{Board, Mark, MAX_TOPICS};
 use super::markers::Kind;
 use super::policy::RoomPolicy;
 use super::rng::Stream;
@@ -15,6 +17,36 @@ pub struct View<'a> {
     pub board: &'a Board,
 }
 
+/// One marker line: `!kind [#topic] [>target] ^cite`.
+struct Post {
+    kind: &'static str,
+    topic: Option<u8>,
+    target: Option<u64>,
+    cite: u64,
+}
+
+impl Post {
+    fn on(kind: &'static str, topic: u8, cite: u64) -> Post {
+        Post {
+            kind,
+            topic: Some(topic),
+            target: None,
+            cite,
+        }
+    }
+
+    fn write(&self, out: &mut String, name: &str) {
+        let _ = write!(out, "!{}", self.kind);
+        if let Some(t) = self.topic {
+            let _ = write!(out, " #{}", OPTIONS[t as usize]);
+        }
+        if let Some(t) = self.target {
+            let _ = write!(out, " >{t}");
+        }
+        let _ = write!(out, " ^{} — {name}", self.cite);
+    }
+}
+
 /// Per-topic facts of a view the rules keep asking for.
 struct Reading<'a> {
     room: &'a Room,
@@ -22,8 +54,9 @@ struct Reading<'a> {
     board: &'a Board,
     /// Sequence of the first propose trace on each topic, any author.
     proposal: [Option<u64>; 8],
-    /// Topics with a proposal, in proposal order.
-    floor: Vec<u8>,
+    /// Topics with a proposal, in proposal order (`floor_at[..floor_len]`).
+    floor_at: [u8; 8],
+    floor_len: usize,
 }
 
 impl Reading<'_> {
@@ -44,6 +77,10 @@ impl Reading<'_> {
         self.eval(t) + 25 * i64::from(others)
     }
 
+    fn floor(&self) -> impl Iterator<Item = u8> + '_ {
+        self.floor_at[..self.floor_len].iter().copied()
+    }
+
     fn favourite(&self) -> u8 {
         self.room.favourite[self.me as usize]
     }
@@ -56,24 +93,29 @@ pub fn compose(
     view: &View,
     commit_phase: bool,
     prose: &mut Stream,
-) -> String {
+    out: &mut String,
+) {
     let name = MEMBERS[speaker].0;
+    out.clear();
     // Rule 1: drawn on every turn, before anything else.
     if prose.chance(60) {
-        return format!("{name}: reading the thread again before saying more.");
+        let _ = write!(out, "{name}: reading the thread again before saying more.");
+        return;
     }
     let mut r = Reading {
         room,
         me: speaker as u8,
         board: view.board,
         proposal: [None; 8],
-        floor: Vec::with_capacity(room.topics),
+        floor_at: [0; 8],
+        floor_len: 0,
     };
     for m in view.marks {
         if let (Kind::Propose, Some(t)) = (m.kind, m.topic) {
             if r.proposal[t as usize].is_none() {
                 r.proposal[t as usize] = Some(m.seq);
-                r.floor.push(t);
+                r.floor_at[r.floor_len] = t;
+                r.floor_len += 1;
             }
         }
     }
@@ -82,13 +124,13 @@ pub fn compose(
         .or_else(|| commit(&r, commit_phase))
         .or_else(|| support(&r, p));
     match post {
-        Some(text) => format!("{text} — {name}"),
-        None => fallback(&r, view, name),
+        Some(post) => post.write(out, name),
+        None => fallback(&r, view, name, out),
     }
 }
 
 /// Rule 2: refute a rival the member rates far below its favourite.
-fn refute(r: &Reading, p: &RoomPolicy, view: &View) -> Option<String> {
+fn refute(r: &Reading, p: &RoomPolicy, view: &View) -> Option<Post> {
     if p.fold.refutation_cap.is_none_or(|c| c > MAX_MEMBERS) {
         return None;
     }
@@ -110,19 +152,21 @@ fn refute(r: &Reading, p: &RoomPolicy, view: &View) -> Option<String> {
         .find(|m| m.kind == Kind::Evidence && m.author == Some(r.me))
         .map(|m| m.seq);
     let grounds = own_evidence.or(r.proposal[t as usize])?;
-    Some(format!("!refute #{} ^{grounds}", OPTIONS[t as usize]))
+    Some(Post::on("refute", t, grounds))
 }
 
 /// Rule 3: two or more topics carry a count; object to a backer of the
 /// weakest in favour of the strongest.
-fn object_in_tie(r: &Reading, p: &RoomPolicy, view: &View) -> Option<String> {
-    let mut contenders: Vec<u8> = r
-        .board
-        .order
-        .iter()
-        .copied()
-        .filter(|&t| r.backers(t) as usize >= p.fold.threshold)
-        .collect();
+fn object_in_tie(r: &Reading, p: &RoomPolicy, view: &View) -> Option<Post> {
+    let mut at = [0u8; MAX_TOPICS];
+    let mut len = 0;
+    for t in r.board.order.iter().copied() {
+        if r.backers(t) as usize >= p.fold.threshold {
+            at[len] = t;
+            len += 1;
+        }
+    }
+    let contenders = &mut at[..len];
     // Stable: equal posteriors keep standings order.
     contenders.sort_by_key(|&t| std::cmp::Reverse(r.posterior(t)));
     let (&best, &worst) = (contenders.first()?, contenders.last()?);
@@ -135,42 +179,38 @@ fn object_in_tie(r: &Reading, p: &RoomPolicy, view: &View) -> Option<String> {
             && m.author
                 .is_some_and(|a| a != r.me && r.board.counts(worst, a))
     })?;
-    let cite = r.proposal[best as usize]?;
-    Some(format!("!object >{} ^{cite}", target.seq))
+    Some(Post {
+        kind: "object",
+        topic: None,
+        target: Some(target.seq),
+        cite: r.proposal[best as usize]?,
+    })
 }
 
 /// Rule 4: in the commit phase, commit the floor topic with most backers,
 /// then best posterior.
-fn commit(r: &Reading, commit_phase: bool) -> Option<String> {
+fn commit(r: &Reading, commit_phase: bool) -> Option<Post> {
     if !commit_phase {
         return None;
     }
-    let t = r
-        .floor
-        .iter()
-        .copied()
-        .max_by_key(|&t| (r.backers(t), r.posterior(t)))?;
+    let t = r.floor().max_by_key(|&t| (r.backers(t), r.posterior(t)))?;
     Some(marker("commit", t, r))
 }
 
 /// Rules 5 and 6: back the best floor topic, or close a topic one short of
 /// the threshold unless that means leaving a much better one.
-fn support(r: &Reading, p: &RoomPolicy) -> Option<String> {
-    if let Some(best) = r.floor.iter().copied().max_by_key(|&t| r.posterior(t)) {
+fn support(r: &Reading, p: &RoomPolicy) -> Option<Post> {
+    if let Some(best) = r.floor().max_by_key(|&t| r.posterior(t)) {
         if !r.counted(best) {
             return Some(marker("support", best, r));
         }
     }
     let t = r
-        .floor
-        .iter()
-        .copied()
+        .floor()
         .filter(|&t| r.backers(t) as usize + 1 == p.fold.threshold && !r.counted(t))
         .max_by_key(|&t| r.posterior(t))?;
     let held = r
-        .floor
-        .iter()
-        .copied()
+        .floor()
         .filter(|&t| r.counted(t))
         .map(|t| r.posterior(t))
         .max();
@@ -181,17 +221,18 @@ fn support(r: &Reading, p: &RoomPolicy) -> Option<String> {
 }
 
 /// `!kind #T ^proposal(T)`; only called for floor topics.
-fn marker(kind: &str, t: u8, r: &Reading) -> String {
-    let cite = r.proposal[t as usize].unwrap_or(0);
-    format!("!{kind} #{} ^{cite}", OPTIONS[t as usize])
+fn marker(kind: &'static str, t: u8, r: &Reading) -> Post {
+    Post::on(kind, t, r.proposal[t as usize].unwrap_or(0))
 }
 
 /// Rules 7 and 8: propose the favourite, or (with it on the floor) a critic
 /// objects to a rival backer and anyone else offers evidence.
-fn fallback(r: &Reading, view: &View, name: &str) -> String {
+fn fallback(r: &Reading, view: &View, name: &str, out: &mut String) {
     let fav = r.favourite();
     let Some(cite) = r.proposal[fav as usize] else {
-        return format!("!propose #{} — {name}", OPTIONS[fav as usize]);
+        // Proposals cite nothing.
+        let _ = write!(out, "!propose #{} — {name}", OPTIONS[fav as usize]);
+        return;
     };
     if r.room.role(r.me as usize) == Role::Critic {
         let rival = view
@@ -204,8 +245,20 @@ fn fallback(r: &Reading, view: &View, name: &str) -> String {
             })
             .max_by_key(|m| m.topic.map_or(0, |t| r.backers(t)));
         if let Some(m) = rival {
-            return format!("!object >{} ^{cite} — {name}", m.seq);
+            let post = Post {
+                kind: "object",
+                topic: None,
+                target: Some(m.seq),
+                cite,
+            };
+            return post.write(out, name);
         }
     }
-    format!("!evidence ^{cite} — {name}")
+    let post = Post {
+        kind: "evidence",
+        topic: None,
+        target: None,
+        cite,
+    };
+    post.write(out, name)
 }

@@ -3,7 +3,7 @@
 //! ending counts, and an optional `episodes` table one row per room.
 
 use super::config::{Config, PARAMS};
-use super::episode::{play, Ending};
+use super::episode::{play_in, Ending, Scratch};
 use super::policy::Mechanism;
 use super::room::{Room, OPTIONS};
 use crate::model::{ColType, Column, Model, RankSpec, Row, RunOutput, TableSpec, Violation};
@@ -101,7 +101,7 @@ fn int(x: u64) -> Value {
 }
 
 /// One room under the run's mechanism: (ending, turns).
-fn episode(c: &Config, i: u64) -> (Room, Ending, u64) {
+fn episode(c: &Config, i: u64, scratch: &mut Scratch) -> (Room, Ending, u64) {
     let room = Room::new(c.seed, i, c.agents, c.topics, c.noise);
     let (ending, turns) = match c.mechanism {
         Mechanism::Ladder => (Ending::Converged(room.ladder()), 1),
@@ -110,7 +110,7 @@ fn episode(c: &Config, i: u64) -> (Room, Ending, u64) {
             c.policy.budget,
         ),
         Mechanism::Hive => {
-            let o = play(&room, &c.policy, false);
+            let o = play_in(scratch, &room, &c.policy, false);
             (o.ending, o.turns)
         }
     };
@@ -190,8 +190,9 @@ impl Model for Hive {
         let (mut turns, mut correct) = (0, 0);
         let mut rows = Vec::new();
         let mut violation = None;
+        let mut scratch = Scratch::default();
         for i in 0..c.rooms {
-            let (room, ending, t) = episode(&c, i);
+            let (room, ending, t) = episode(&c, i, &mut scratch);
             turns += t;
             ends[match ending {
                 Ending::Converged(_) => 0,
