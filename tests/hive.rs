@@ -236,3 +236,84 @@ fn the_arms_manifest_gives_the_published_table_through_the_cli() {
         .assert()
         .success();
 }
+
+const EPISODES: &str = r#"
+[experiment]
+name = "hive-small"
+model = "hive"
+chunk_runs = 2
+
+[fixed]
+rooms = 40
+
+[grid]
+noise = [60, 120]
+
+[[arm]]
+name = "vote"
+policy = "vote"
+
+[[arm]]
+name = "hive+ev"
+policy = "hive+"
+fixed = { refutation_cap = 2, evidential = true }
+grid = { window = [30, 100] }
+
+[output]
+episodes = true
+"#;
+
+#[test]
+fn hive_results_are_byte_identical_across_threads_and_verify_their_episodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("m.toml");
+    std::fs::write(&manifest, EPISODES).unwrap();
+    let mut snaps = Vec::new();
+    for threads in ["1", "3"] {
+        let out = dir.path().join(format!("t{threads}"));
+        common::witness()
+            .args(["run", "-q", "--threads", threads, "--out"])
+            .arg(&out)
+            .arg(&manifest)
+            .assert()
+            .success();
+        snaps.push(common::data_files(&out));
+        let verify = common::witness()
+            .args(["verify", "--all"])
+            .arg(&out)
+            .assert()
+            .success();
+        let said = String::from_utf8(verify.get_output().stdout.clone()).unwrap();
+        assert!(said.contains("identities re-derived for 6 runs"), "{said}");
+    }
+    assert!(
+        snaps[0] == snaps[1],
+        "results differ between 1 and 3 threads"
+    );
+    assert!(snaps[0].keys().any(|k| k.contains("episodes.parquet")));
+}
+
+#[test]
+fn the_episode_audit_catches_a_tampered_row() {
+    let p = params(&[("rooms", Value::Int(30)), ("refutation_cap", Value::Int(2))]);
+    let out = Hive.run(&p, &[true]);
+    let rows = &out.tables[0];
+    assert_eq!(rows.len(), 30);
+    assert_eq!(Hive.audit(&p, 0, rows), None);
+    let mut flipped = rows.clone();
+    flipped[7][4] = match &flipped[7][4] {
+        Value::Bool(b) => Value::Bool(!b),
+        v => panic!("{v}"),
+    };
+    assert!(
+        Hive.audit(&p, 0, &flipped).is_some(),
+        "correct flag flipped"
+    );
+    let mut long = rows.clone();
+    long[3][5] = Value::Int(16);
+    assert!(
+        Hive.audit(&p, 0, &long).is_some(),
+        "16 turns with budget 15"
+    );
+    assert!(Hive.audit(&p, 0, &rows[1..]).is_some(), "a room missing");
+}

@@ -233,4 +233,66 @@ mod tests {
         assert_eq!(t.len(), MAX_TRACES);
         assert_eq!(t[15].topic.as_deref(), Some("t15"));
     }
+
+    use proptest::prelude::*;
+
+    /// A message piece: a marker line (topic, citations with repeats), a
+    /// fenced block hiding marker lines, or unicode prose.
+    #[derive(Clone, Debug)]
+    enum Piece {
+        Marker(usize, Vec<u64>),
+        Fenced(bool, usize),
+        Prose(String),
+    }
+
+    fn piece() -> impl Strategy<Value = Piece> {
+        prop_oneof![
+            (0usize..4, prop::collection::vec(1u64..5, 0..4))
+                .prop_map(|(t, c)| Piece::Marker(t, c)),
+            (any::<bool>(), 1usize..4).prop_map(|(tilde, n)| Piece::Fenced(tilde, n)),
+            "[a-zé✓ ]{0,12}".prop_map(Piece::Prose),
+        ]
+    }
+
+    const TOPICS: [&str; 4] = ["ship", "café", "日本", "x"];
+
+    proptest! {
+        #[test]
+        fn markers_outside_fences_are_found_in_order_up_to_16(pieces in prop::collection::vec(piece(), 0..30)) {
+            let mut text = String::new();
+            let mut want: Vec<(String, Vec<u64>)> = Vec::new();
+            for p in &pieces {
+                match p {
+                    Piece::Marker(t, cites) => {
+                        let c: String = cites.iter().map(|c| format!(" ^{c}")).collect();
+                        text += &format!("  !support #{}{c} ✓ done\n", TOPICS[*t]);
+                        let mut dedup = Vec::new();
+                        for c in cites {
+                            if !dedup.contains(c) {
+                                dedup.push(*c);
+                            }
+                        }
+                        want.push((TOPICS[*t].to_string(), dedup));
+                    }
+                    Piece::Fenced(tilde, n) => {
+                        let f = if *tilde { "~~~" } else { "```" };
+                        text += &format!("{f} text\n");
+                        for _ in 0..*n {
+                            text += "!propose #hidden ^1\n";
+                        }
+                        text += &format!("{f}\n");
+                    }
+                    Piece::Prose(s) => text += &format!("{s}\n"),
+                }
+            }
+            want.truncate(MAX_TRACES);
+            let got = parse(3, Author::Member(0), &text);
+            let got_fields: Vec<(String, Vec<u64>)> =
+                got.iter().map(|t| (t.topic.clone().unwrap(), t.cites.clone())).collect();
+            prop_assert_eq!(got_fields, want);
+            for t in &got {
+                prop_assert_eq!(&text[t.offset..t.offset + 8], "!support");
+            }
+        }
+    }
 }
