@@ -99,6 +99,29 @@ def main():
         check("duckdb reads shard parts before merge", 0 < partial[0] < 180, partial)
         check("polars reads shard parts before merge", partial[1] == partial[0] * 61, partial)
 
+        # The hive model: nullable knob columns and the episodes table.
+        hive = Path(tmp) / "hive"
+        manifest = Path(tmp) / "hive.toml"
+        manifest.write_text((root / "experiments/hive-arms.toml").read_text()
+                            .replace("rooms = 5000", "rooms = 500") + "\n[output]\nepisodes = true\n")
+        subprocess.run([witness, "run", "-q", "--out", str(hive), str(manifest)], check=True)
+        hive_schema = pq.read_schema(hive / "runs.parquet")
+        for col, ty in {"budget": pa.int64(), "refutation_cap": pa.int64(), "correct_pct": pa.float64(),
+                        "effective_threshold": pa.int64(), "evidential": pa.bool_()}.items():
+            check(f"hive runs.{col} is {ty}", hive_schema.field(col).type == ty, hive_schema.field(col).type)
+        hruns = pd.read_parquet(hive / "runs.parquet")
+        plus = hruns[hruns.arm == "hive+"].iloc[0]
+        check("pandas: hive+ at 500 rooms is 78.8 % correct", round(plus.correct_pct, 1) == 78.8, plus.correct_pct)
+        check("pandas: unset knobs are null", pd.isna(plus.budget) and pd.isna(plus.refutation_cap))
+        ends = duckdb.sql(f"""
+            SELECT r.arm, e.ending, count(*) FROM '{hive}/episodes.parquet' e
+            JOIN '{hive}/runs.parquet' r USING (run_id) WHERE r.arm = 'hive' GROUP BY ALL ORDER BY ALL
+        """).fetchall()
+        check("duckdb: hive endings 455 converged, 45 deadlocked",
+              ends == [("hive", "converged", 455), ("hive", "deadlocked", 45)], ends)
+        decided = pl.read_parquet(hive / "episodes.parquet").filter(pl.col("ending") != "converged")
+        check("polars: decided is null unless converged", decided["decided"].null_count() == decided.height)
+
     print(f"interop: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
