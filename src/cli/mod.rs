@@ -8,6 +8,7 @@ mod plot;
 mod rank;
 mod set;
 mod simulate;
+mod trust;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -138,12 +139,47 @@ pub enum Command {
         #[arg(long)]
         y: Option<String>,
     },
+    /// trust-v1: score evidence tables, or compare contextual ratings.
+    #[command(subcommand)]
+    Trust(TrustCommand),
     /// Assemble the final tables from the parts written by every shard.
     Merge {
         /// The shared results folder the shards wrote their parts into.
         dir: PathBuf,
         #[arg(long, short)]
         quiet: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TrustCommand {
+    /// Score every revision, item and claim; write scores, ratings,
+    /// reputation and ranking (Parquet, and CSV with --csv) into --out.
+    Score {
+        #[command(flatten)]
+        inputs: trust::Inputs,
+        /// The output folder.
+        #[arg(long)]
+        out: PathBuf,
+        /// Also write each table as CSV.
+        #[arg(long)]
+        csv: bool,
+    },
+    /// A target's ratings of one dimension in the contexts holding every
+    /// facet asked for (all contexts, said so, when none does), with its
+    /// usage failures next to the score.
+    Compare {
+        #[command(flatten)]
+        inputs: trust::Inputs,
+        /// The rated target.
+        #[arg(long)]
+        target: String,
+        /// The rated dimension.
+        #[arg(long)]
+        dimension: String,
+        /// Facets key=value joined by `;`, e.g. "lang=rust;os=linux".
+        #[arg(long, default_value = "")]
+        context: String,
     },
 }
 
@@ -192,6 +228,15 @@ pub fn run(cli: Cli) -> Result<u8> {
             top,
             grid_order,
         } => rank::rank(&dir, top, grid_order),
+        Command::Trust(TrustCommand::Score { inputs, out, csv }) => {
+            trust::score(&inputs, &out, csv)
+        }
+        Command::Trust(TrustCommand::Compare {
+            inputs,
+            target,
+            dimension,
+            context,
+        }) => trust::compare(&inputs, &target, &dimension, &context),
         Command::Verify { dir, replay, all } => experiment::verify(&dir, replay, all),
     }
 }

@@ -290,6 +290,16 @@ pub fn read_columns(path: &Path, names: &[&str]) -> Result<Vec<Vec<Value>>, Parq
     Ok(out)
 }
 
+/// The column names of a file, in order.
+pub fn column_names(path: &Path) -> Result<Vec<String>, ParquetError> {
+    let b = ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
+    Ok(b.schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect())
+}
+
 /// One key of a file's metadata, without reading its rows.
 pub fn metadata_value(path: &Path, key: &str) -> Result<Option<String>, ParquetError> {
     let (kv, _) = open(path)?;

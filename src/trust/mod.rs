@@ -1,8 +1,19 @@
 //! trust-v1, the evidence model of `shared/seeds/trust-model.txt` as decided
-//! by trust.md. This module holds the parts the cascade's `trust` policy
-//! needs today: independence groups and the Beta posterior's mean (seed
-//! sections 4 and 5). The scorer and the trust-sim model of trust.md build
-//! on the same functions.
+//! by trust.md, as one pure module: independence groups and the Beta
+//! posterior (used directly by the cascade's `trust` policy), and the full
+//! scorer behind `witness trust score` and the trust-sim model: evidence
+//! tables, weights, bounds, status, ratings, reputation and ranking.
+
+pub mod beta;
+pub mod evidence;
+pub mod explain;
+pub mod input;
+pub mod output;
+pub mod rank;
+pub mod ratings;
+pub mod reputation;
+pub mod score;
+pub mod status;
 
 /// One independence group: its capped weight W_g and its weighted mean
 /// polarity p_g in [0, 1].

@@ -1,0 +1,272 @@
+//! `witness trust score` on the worked example: byte-identical outputs run
+//! to run (only the inputs and --today matter), CSV and Parquet inputs
+//! agreeing, and bad input refused with file, row and field named and
+//! nothing written.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{snapshot, witness};
+
+const EXAMPLE: &str = "experiments/trust";
+
+fn args(dir: &Path, out: &Path) -> Vec<String> {
+    let f = |name: &str| dir.join(name).display().to_string();
+    let mut a: Vec<String> = vec!["trust".into(), "score".into()];
+    for (flag, file) in [
+        ("--actors", "actors.csv"),
+        ("--items", "items.csv"),
+        ("--signals", "signals.csv"),
+        ("--relations", "relations.csv"),
+        ("--sources", "sources.csv"),
+        ("--ratings", "ratings.csv"),
+    ] {
+        a.push(flag.into());
+        a.push(f(file));
+    }
+    a.extend([
+        "--today".into(),
+        "1000".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ]);
+    a
+}
+
+/// The example copied to a temp folder, so a test may break one file.
+fn example_copy(tmp: &Path) -> PathBuf {
+    let dir = tmp.join("in");
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(EXAMPLE).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "csv") {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+    }
+    dir
+}
+
+#[test]
+fn the_example_scores_reproducibly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    for out in [&a, &b] {
+        witness()
+            .args(args(Path::new(EXAMPLE), out))
+            .arg("--csv")
+            .assert()
+            .success();
+    }
+    let (sa, sb) = (snapshot(&a), snapshot(&b));
+    assert_eq!(sa.len(), 8, "four tables, Parquet and CSV");
+    assert!(sa == sb, "two runs differ");
+    let scores = String::from_utf8(sa["scores.csv"].clone()).unwrap();
+    assert!(scores.lines().skip(1).all(|l| l.starts_with("trust-v1,")));
+    for (target, status) in [
+        ("old-guide", "superseded"),
+        ("claim:tests-pass", "disputed"),
+        ("parser", "supported"),
+    ] {
+        let line = scores
+            .lines()
+            .find(|l| l.contains(&format!(",{target},")))
+            .unwrap();
+        assert!(line.contains(&format!(",{status},")), "{line}");
+    }
+}
+
+/// Every example CSV rewritten as Parquet (string columns, `day`-like
+/// columns as int64), under the same stems.
+fn as_parquet(dir: &Path) -> PathBuf {
+    use witness::model::{ColType, Column};
+    use witness::params::Value;
+    use witness::sink::parquet;
+    let out = dir.join("pq");
+    std::fs::create_dir_all(&out).unwrap();
+    for e in std::fs::read_dir(EXAMPLE).unwrap().flatten() {
+        let path = e.path();
+        if path.extension().is_none_or(|x| x != "csv") {
+            continue;
+        }
+        let mut r = csv::Reader::from_path(&path).unwrap();
+        let names: Vec<&'static str> = r
+            .headers()
+            .unwrap()
+            .iter()
+            .map(|h| &*Box::leak(h.to_string().into_boxed_str()))
+            .collect();
+        let ints = ["day", "created", "number"];
+        let columns: Vec<Column> = names
+            .iter()
+            .map(|&name| Column {
+                name,
+                ty: if ints.contains(&name) {
+                    ColType::Int
+                } else {
+                    ColType::Str
+                },
+                nullable: true,
+                doc: "",
+            })
+            .collect();
+        let rows: Vec<Vec<Value>> = r
+            .records()
+            .map(|rec| {
+                rec.unwrap()
+                    .iter()
+                    .zip(&columns)
+                    .map(|(c, col)| match (c, col.ty) {
+                        ("", _) => Value::Null,
+                        (c, ColType::Int) => Value::Int(c.parse().unwrap()),
+                        (c, _) => Value::Str(c.to_string()),
+                    })
+                    .collect()
+            })
+            .collect();
+        let schema = parquet::schema(columns.iter().map(parquet::column_field).collect());
+        let target = out.join(path.with_extension("parquet").file_name().unwrap());
+        parquet::write(&target, &schema, [parquet::batch(&schema, &rows)], &[]).unwrap();
+    }
+    out
+}
+
+#[test]
+fn parquet_inputs_give_the_same_scores_as_csv() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv_out = tmp.path().join("csv");
+    witness()
+        .args(args(Path::new(EXAMPLE), &csv_out))
+        .arg("--csv")
+        .assert()
+        .success();
+    let pq = as_parquet(tmp.path());
+    let pq_out = tmp.path().join("from-parquet");
+    let pq_args: Vec<String> = args(&pq, &pq_out)
+        .into_iter()
+        .map(|a| a.replace(".csv", ".parquet"))
+        .collect();
+    witness().args(pq_args).assert().success();
+    for t in ["scores", "ratings", "reputation", "ranking"] {
+        let f = format!("{t}.parquet");
+        assert!(
+            snapshot(&pq_out)[&f] == snapshot(&csv_out)[&f],
+            "{f} differs"
+        );
+    }
+    // Feed the reputation output (Parquet) back in, as the next run would.
+    let next = tmp.path().join("next");
+    witness()
+        .args(args(Path::new(EXAMPLE), &next))
+        .arg("--reputation")
+        .arg(csv_out.join("reputation.parquet"))
+        .assert()
+        .success();
+    let again = tmp.path().join("again");
+    witness()
+        .args(args(Path::new(EXAMPLE), &again))
+        .arg("--reputation")
+        .arg(csv_out.join("reputation.csv"))
+        .assert()
+        .success();
+    assert!(
+        snapshot(&next) == snapshot(&again),
+        "reputation read from Parquet and from CSV differ"
+    );
+    assert!(snapshot(&next)["scores.parquet"] != snapshot(&csv_out)["scores.parquet"]);
+}
+
+#[test]
+fn bad_input_names_file_row_and_field_and_writes_nothing() {
+    let cases: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "signals.csv",
+            "u3,parser-r2,acme-bot-1,",
+            "u3,parser-r2,nobody,",
+            &[
+                "signals.csv",
+                "row 3",
+                "`actor` = \"nobody\"",
+                "unknown actor",
+            ],
+        ),
+        (
+            "actors.csv",
+            "acme,organization,,domain,0",
+            "acme,ai,acme-bot-1,domain,0",
+            &["actors.csv", "controller cycle"],
+        ),
+        (
+            "signals.csv",
+            "usage,success,true,,false,950",
+            "usage,fine,true,,false,950",
+            &[
+                "signals.csv",
+                "row 3",
+                "`outcome` = \"fine\"",
+                "success, failure, unknown",
+            ],
+        ),
+        (
+            "signals.csv",
+            "true,false,0.9,true,981",
+            "true,false,1.9,true,981",
+            &["row 11", "`confidence` = \"1.9\"", "0 ..= 1"],
+        ),
+        (
+            "signals.csv",
+            "u4,parser-r2",
+            "u3,parser-r2",
+            &[
+                "row 4",
+                "`id` = \"u3\"",
+                "duplicate id, first used on row 3",
+            ],
+        ),
+        (
+            "items.csv",
+            "cache-r1,cache,1,alice,true",
+            "cache-r1,cache,1,alice,false",
+            &["items.csv", "item `cache` has no current revision"],
+        ),
+        (
+            "signals.csv",
+            "s1,claim:tests-pass",
+            "s1,parser",
+            &["row 21", "`target` = \"parser\"", "this is an item"],
+        ),
+    ];
+    for (file, from, to, wanted) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = example_copy(tmp.path());
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{from}");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+        let out = tmp.path().join("out");
+        let run = witness().args(args(&dir, &out)).assert().code(2);
+        let err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
+        for w in *wanted {
+            assert!(err.contains(w), "{file}: {to}: missing {w:?} in {err}");
+        }
+        assert!(!out.exists(), "{to}: output written despite bad input");
+    }
+}
+
+#[test]
+fn a_claims_table_makes_unknown_targets_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = example_copy(tmp.path());
+    std::fs::write(dir.join("claims.csv"), "id,author\nclaim:other,alice\n").unwrap();
+    let out = tmp.path().join("out");
+    let run = witness()
+        .args(args(&dir, &out))
+        .arg("--claims")
+        .arg(dir.join("claims.csv"))
+        .assert()
+        .code(2);
+    let err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("`target` = \"claim:tests-pass\"") && err.contains("not in the claims table"),
+        "{err}"
+    );
+}
