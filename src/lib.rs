@@ -18,3 +18,4 @@ pub mod rng;
 pub mod runner;
 pub mod sink;
 pub mod trust;
+pub mod trustsim;

@@ -3,8 +3,9 @@
 use crate::cascade::Cascade;
 use crate::hive::model::Hive;
 use crate::model::Model;
+use crate::trustsim::TrustSim;
 
-pub static ALL: &[&dyn Model] = &[&Cascade, &Hive];
+pub static ALL: &[&dyn Model] = &[&Cascade, &Hive, &TrustSim];
 
 pub fn find(name: &str) -> Option<&'static dyn Model> {
     ALL.iter().copied().find(|m| m.name() == name)

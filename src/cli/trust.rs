@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::InputError;
 use crate::params::Value;
 use crate::sink::parquet;
-use crate::trust::evidence::Tables;
+use crate::trust::evidence::{Evidence, Tables};
 use crate::trust::input::RawTable;
 use crate::trust::output::Report;
 
@@ -148,7 +148,10 @@ pub fn load(i: &Inputs) -> Result<(Tables, HashMap<String, f64>)> {
 
 pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
     let (tables, previous) = load(i)?;
-    let report = Report::new(&tables, i.today, &previous).map_err(|e| InputError(e.to_string()))?;
+    let ev = Evidence::new(&tables).map_err(|e| InputError(e.to_string()))?;
+    drop(tables);
+    let report = Report::from_evidence(&ev, i.today, &previous);
+    drop(ev);
     std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
     let kv = vec![
         ("witness.model".to_string(), "trust-v1".to_string()),

@@ -222,19 +222,32 @@ impl Report {
         today: i64,
         previous: &std::collections::HashMap<String, f64>,
     ) -> Result<Report, super::input::InputError> {
-        let ev = super::evidence::Evidence::new(tables)?;
-        let weights = super::reputation::weights(&ev, previous);
+        Ok(Report::from_evidence(
+            &super::evidence::Evidence::new(tables)?,
+            today,
+            previous,
+        ))
+    }
+
+    /// As `new`, from evidence already validated (the raw tables can then be
+    /// dropped first: they are the larger part of the memory).
+    pub fn from_evidence(
+        ev: &super::evidence::Evidence,
+        today: i64,
+        previous: &std::collections::HashMap<String, f64>,
+    ) -> Report {
+        let weights = super::reputation::weights(ev, previous);
         let cx = super::score::Context {
             today,
             reputation: &weights,
         };
-        let scores = super::score::score(&ev, &cx);
-        Ok(Report {
-            ratings: super::ratings::ratings(&ev, today, &weights),
-            reputation: super::reputation::reputations(&ev, today, &scores),
+        let scores = super::score::score(ev, &cx);
+        Report {
+            ratings: super::ratings::ratings(ev, today, &weights),
+            reputation: super::reputation::reputations(ev, today, &scores),
             ranking: super::rank::rank(&scores, today),
             scores,
-        })
+        }
     }
 
     /// (file stem, columns, rows) of each output table.

@@ -385,7 +385,7 @@ fn apply_supersedes(ev: &Evidence, cx: &Context, scores: &mut [Score]) {
             .or_else(|| index.get(&key(true)))
             .copied()
     };
-    let mut hits: Vec<(String, String)> = Vec::new();
+    let mut hits: Vec<(usize, String)> = Vec::new();
     for r in ev
         .relations
         .iter()
@@ -395,19 +395,18 @@ fn apply_supersedes(ev: &Evidence, cx: &Context, scores: &mut [Score]) {
         let by_author = ev.author_root(&r.to) == Some(ev.actors[r.actor].root);
         let from_high = find(&r.from).is_some_and(|f| scores[f].status == Status::HighConfidence);
         if by_author || from_high {
-            hits.push((scores[to].target.clone(), r.from.clone()));
+            hits.push((to, r.from.clone()));
             if scores[to].kind == Kind::Item {
                 let current = &ev.revisions[ev.current(ev.item_index[&r.to])].id;
-                hits.push((current.clone(), r.from.clone()));
+                hits.push((index[&(current.clone(), false)], r.from.clone()));
             }
         }
     }
-    for (target, from) in hits {
-        for s in scores.iter_mut().filter(|s| s.target == target) {
-            s.status = Status::Superseded;
-            if !s.superseded_by.contains(&from) {
-                s.superseded_by.push(from.clone());
-            }
+    for (at, from) in hits {
+        let s = &mut scores[at];
+        s.status = Status::Superseded;
+        if !s.superseded_by.contains(&from) {
+            s.superseded_by.push(from);
         }
     }
     // An item carries its current revision's status.
