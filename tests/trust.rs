@@ -419,3 +419,105 @@ fn scores_depend_on_the_inputs_and_today_only() {
         "one half-life later"
     );
 }
+
+fn rated(ratings: &str) -> (witness::trust::evidence::Evidence, Vec<f64>) {
+    let mut w = World::new();
+    w.actor("b", "domain").actor("c", "domain");
+    let tables = Tables {
+        actors: table("actors.csv", &w.actors),
+        items: table("items.csv", &w.items),
+        signals: table("signals.csv", &w.signals),
+        ratings: Some(table(
+            "ratings.csv",
+            &format!(
+                "actor,target,context,dimension,score,confidence,references_usage,day\n{ratings}"
+            ),
+        )),
+        ..Tables::default()
+    };
+    let ev = witness::trust::evidence::Evidence::new(&tables).unwrap();
+    let reps = witness::trust::reputation::weights(&ev, &HashMap::new());
+    (ev, reps)
+}
+
+#[test]
+fn ratings_shrink_toward_the_mean_and_keep_only_the_latest() {
+    use witness::trust::ratings::{compare, ratings};
+    let (ev, reps) = rated(
+        "b,x,os=linux;lang=rust,speed,20,,false,900\n\
+         b,x,lang=rust;os=linux,speed,90,,true,1000\n\
+         c,x,lang=go,speed,50,,false,1000\n\
+         alice,x,lang=go,speed,100,,false,1000\n",
+    );
+    let rows = ratings(&ev, TODAY, &reps);
+    let cell = |ctx: &str| rows.iter().find(|r| r.context == ctx).unwrap();
+    // b's later 90 replaces its 20 (the facets are the same set).
+    let rust = cell("lang=rust;os=linux");
+    assert_eq!(rust.ratings, 1);
+    // m = mean of non-self latest ratings (90, 50); W = 1.5 x 0.6.
+    let m = (0.9 + 0.5) / 2.0;
+    let w = 1.5 * 0.6;
+    assert!((rust.value - (3.0 * m + w * 0.9) / (3.0 + w)).abs() < 1e-12);
+    let go = cell("lang=go");
+    assert_eq!(go.self_reported, vec!["alice"], "kept, weightless");
+    assert_eq!((go.low, go.mid, go.high), (0, 1, 1));
+    assert_eq!(cell("").ratings, 3, "the pooled row");
+    let (r, fell_back) = compare(&ev, TODAY, &reps, "x", "speed", "lang=rust");
+    assert!(!fell_back && r.ratings == 1);
+    let (r, fell_back) = compare(&ev, TODAY, &reps, "x", "speed", "lang=java");
+    assert!(fell_back && r.ratings == 3);
+}
+
+#[test]
+fn reputation_follows_quality_and_review_accuracy() {
+    let mut w = World::new();
+    for a in ["b", "c", "d"] {
+        w.actor(a, "email");
+        w.signal(&format!(
+            "u{a},x1,{a},usage,success,true,,false,{TODAY},active"
+        ));
+    }
+    w.actor("wrong", "domain");
+    w.signal(&format!(
+        "r1,x1,wrong,review,false,false,,false,{TODAY},active"
+    ));
+    let report = w.report();
+    let x1 = report.scores.iter().find(|s| s.target == "x1").unwrap();
+    let rep = |id: &str| {
+        report
+            .reputation
+            .iter()
+            .find(|r| r.actor == id)
+            .unwrap()
+            .clone()
+    };
+    let alice = rep("alice");
+    let q =
+        (3.0 * 0.5 + x1.independent_count as f64 * x1.value) / (3.0 + x1.independent_count as f64);
+    assert!((alice.quality - q).abs() < 1e-12 && alice.revisions == 1);
+    let wrong = rep("wrong");
+    let a = (1.5 + (1.0 - x1.value)) / 4.0;
+    assert!((wrong.accuracy - a).abs() < 1e-12 && wrong.reviews == 1);
+    assert!((wrong.reputation - (0.2 + 0.8 * (0.25 + 0.5 * a))).abs() < 1e-12);
+    assert!(wrong.reputation < 0.6, "a wrong review costs reputation");
+}
+
+#[test]
+fn ranking_uses_the_lower_bound_and_status() {
+    let mut w = World::new();
+    w.items += "y1,y,1,alice,true\n";
+    for a in ["b", "c", "d"] {
+        w.actor(a, "email");
+        w.signal(&format!(
+            "u{a},x1,{a},usage,success,true,,false,{TODAY},active"
+        ));
+    }
+    w.signal(&format!(
+        "one,y1,b,usage,success,true,,false,{TODAY},active"
+    ));
+    let ranking = w.report().ranking;
+    let order: Vec<&str> = ranking.iter().map(|r| r.target.as_str()).collect();
+    assert_eq!(order, vec!["x", "y"], "more evidence, higher lower bound");
+    let x = &ranking[0];
+    assert!((x.rank - (0.25 + 0.75 * x.lower) * 0.9 * 1.0).abs() < 1e-12);
+}
