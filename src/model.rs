@@ -22,6 +22,26 @@ pub struct Column {
     pub doc: &'static str,
 }
 
+/// A column that is never null.
+pub const fn col(name: &'static str, ty: ColType, doc: &'static str) -> Column {
+    Column {
+        name,
+        ty,
+        nullable: false,
+        doc,
+    }
+}
+
+/// A column that may hold nulls.
+pub const fn col_null(name: &'static str, ty: ColType, doc: &'static str) -> Column {
+    Column {
+        name,
+        ty,
+        nullable: true,
+        doc,
+    }
+}
+
 /// A per-run detail table (e.g. one row per round), written only when the
 /// manifest's `[output]` asks for it.
 #[derive(Clone, Copy, Debug)]

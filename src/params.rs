@@ -194,6 +194,19 @@ pub fn show(raw: &toml::Value) -> String {
     }
 }
 
+/// Declares a parameter: `spec!(name, kind, default, doc)`.
+macro_rules! spec {
+    ($name:literal, $kind:expr, $default:expr, $doc:literal) => {
+        $crate::params::ParamSpec {
+            name: $name,
+            kind: $kind,
+            default: || $default,
+            doc: $doc,
+        }
+    };
+}
+pub(crate) use spec;
+
 /// Every parameter of a model with a value, in the model's declaration order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Resolved {

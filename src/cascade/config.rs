@@ -1,7 +1,7 @@
 //! The cascade model's parameters (section 1 and 3): their declaration for
 //! the runner, and the typed, validated configuration the engine runs on.
 
-use crate::params::{Kind, ParamError, ParamSpec, Resolved, Value};
+use crate::params::{spec, Kind, ParamError, ParamSpec, Resolved, Value};
 
 pub const GRAPHS: &[&str] = &["ring", "small_world", "modular", "hub"];
 pub const POLICIES: &[&str] = &["endorsement", "source_aware", "reserved", "quorum", "trust"];
@@ -26,17 +26,6 @@ pub const GRAPH_PARAMS: &[&str] = &[
 ];
 
 const U64_AS_TOML: i64 = i64::MAX;
-
-macro_rules! spec {
-    ($name:literal, $kind:expr, $default:expr, $doc:literal) => {
-        ParamSpec {
-            name: $name,
-            kind: $kind,
-            default: || $default,
-            doc: $doc,
-        }
-    };
-}
 
 /// Declaration order is the column order of `runs.parquet` and the key
 /// order of exports.

@@ -12,7 +12,7 @@ pub mod metrics;
 pub mod quorum;
 
 use crate::model::{
-    ColType, Column, CurveSpec, Model, OutcomeSpec, Row, RunOutput, TableSpec, Violation,
+    col, ColType, Column, CurveSpec, Model, OutcomeSpec, Row, RunOutput, TableSpec, Violation,
 };
 use crate::params::{ParamError, ParamSpec, Resolved, Value};
 use config::Config;
@@ -20,15 +20,6 @@ use engine::{Parallelism, Run};
 use metrics::{Counters, Snapshot};
 
 pub const VERSION: &str = "witness-engine/1";
-
-const fn col(name: &'static str, ty: ColType, doc: &'static str) -> Column {
-    Column {
-        name,
-        ty,
-        nullable: false,
-        doc,
-    }
-}
 
 use ColType::{Bool, Float, Int, Str};
 

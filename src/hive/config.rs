@@ -5,7 +5,7 @@
 
 use super::fold::Policy;
 use super::policy::{hive, hive_plus, Mechanism, RoomPolicy};
-use crate::params::{Kind, ParamError, ParamSpec, Resolved, Value};
+use crate::params::{spec, Kind, ParamError, ParamSpec, Resolved, Value};
 
 pub const POLICIES: &[&str] = &["ladder", "vote", "hive", "hive+"];
 /// Knobs of the deliberating policies; the ladder and the vote read none
@@ -21,17 +21,6 @@ pub const KNOBS: &[&str] = &[
     "refutation_cap",
     "evidential",
 ];
-
-macro_rules! spec {
-    ($name:literal, $kind:expr, $default:expr, $doc:literal) => {
-        ParamSpec {
-            name: $name,
-            kind: $kind,
-            default: || $default,
-            doc: $doc,
-        }
-    };
-}
 
 pub const PARAMS: &[ParamSpec] = &[
     spec!(

@@ -6,85 +6,62 @@ use super::config::{Config, PARAMS};
 use super::episode::{play_in, Ending, Scratch};
 use super::policy::Mechanism;
 use super::room::{Room, OPTIONS};
-use crate::model::{ColType, Column, Model, RankSpec, Row, RunOutput, TableSpec, Violation};
+use crate::model::{
+    col, col_null, ColType, Column, Model, RankSpec, Row, RunOutput, TableSpec, Violation,
+};
 use crate::params::{ParamError, ParamSpec, Resolved, Value};
 
 pub const VERSION: &str = "hive-rooms/1";
 
-const fn col(name: &'static str, ty: ColType, nullable: bool, doc: &'static str) -> Column {
-    Column {
-        name,
-        ty,
-        nullable,
-        doc,
-    }
-}
-
 use ColType::{Bool, Float, Int, Str};
 
 pub const SUMMARY: &[Column] = &[
-    col("turns_per_episode", Float, false, "total turns / rooms"),
-    col("decided_pct", Float, false, "100 x converged / rooms"),
+    col("turns_per_episode", Float, "total turns / rooms"),
+    col("decided_pct", Float, "100 x converged / rooms"),
     col(
         "correct_pct",
         Float,
-        false,
         "100 x converged on the true option / rooms",
     ),
-    col("turns", Int, false, "member messages posted over all rooms"),
-    col("converged", Int, false, "rooms that converged (decided)"),
-    col(
-        "correct",
-        Int,
-        false,
-        "rooms that converged on the true option",
-    ),
-    col("deadlocked", Int, false, "rooms that ended deadlocked"),
-    col("exhausted", Int, false, "rooms that ran out of budget"),
-    col("idle", Int, false, "rooms where no member bid"),
+    col("turns", Int, "member messages posted over all rooms"),
+    col("converged", Int, "rooms that converged (decided)"),
+    col("correct", Int, "rooms that converged on the true option"),
+    col("deadlocked", Int, "rooms that ended deadlocked"),
+    col("exhausted", Int, "rooms that ran out of budget"),
+    col("idle", Int, "rooms where no member bid"),
     col(
         "effective_budget",
         Int,
-        false,
         "turns allowed per room after presets (1 for the ladder)",
     ),
-    col(
+    col_null(
         "effective_threshold",
         Int,
-        true,
         "quorum threshold after presets; null for ladder and vote",
     ),
-    col(
+    col_null(
         "effective_repetition",
         Int,
-        true,
         "repetition cap after presets; null for ladder and vote",
     ),
-    col(
+    col_null(
         "effective_dominance",
         Int,
-        true,
         "dominance cap after presets; null for ladder and vote",
     ),
 ];
 
 pub const EPISODES: &[Column] = &[
-    col("episode", Int, false, "room index i, seeded mix(seed, i)"),
-    col("truth", Str, false, "the true option"),
-    col(
-        "ending",
-        Str,
-        false,
-        "converged, deadlocked, exhausted or idle",
-    ),
-    col(
+    col("episode", Int, "room index i, seeded mix(seed, i)"),
+    col("truth", Str, "the true option"),
+    col("ending", Str, "converged, deadlocked, exhausted or idle"),
+    col_null(
         "decided",
         Str,
-        true,
         "the option converged on; null unless converged",
     ),
-    col("correct", Bool, false, "converged on the true option"),
-    col("turns", Int, false, "member messages posted in the room"),
+    col("correct", Bool, "converged on the true option"),
+    col("turns", Int, "member messages posted in the room"),
 ];
 
 pub const TABLES: &[TableSpec] = &[TableSpec {

@@ -11,6 +11,7 @@ pub mod input;
 pub mod output;
 pub mod rank;
 pub mod ratings;
+pub mod read;
 pub mod reputation;
 pub mod score;
 pub mod status;

@@ -9,17 +9,8 @@ use super::rank::Ranked;
 use super::ratings::RatingScore;
 use super::reputation::Reputation;
 use super::score::{Score, MODEL_VERSION};
-use crate::model::{ColType, Column, Row};
+use crate::model::{col, ColType, Column, Row};
 use crate::params::Value;
-
-const fn col(name: &'static str, ty: ColType, doc: &'static str) -> Column {
-    Column {
-        name,
-        ty,
-        nullable: false,
-        doc,
-    }
-}
 
 use ColType::{Float, Int, Str};
 

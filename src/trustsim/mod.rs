@@ -5,8 +5,8 @@
 
 pub mod world;
 
-use crate::model::{ColType, Column, Model, Row, RunOutput, TableSpec, Violation};
-use crate::params::{Kind, ParamError, ParamSpec, Resolved, Value};
+use crate::model::{col, col_null, ColType, Column, Model, Row, RunOutput, TableSpec, Violation};
+use crate::params::{spec, Kind, ParamError, ParamSpec, Resolved, Value};
 use crate::trust::evidence::Evidence;
 use crate::trust::output::Report;
 use crate::trust::score::{Kind as TargetKind, Score};
@@ -14,17 +14,6 @@ use crate::trust::status::Status;
 use world::{generate, Attack, Setup, World, ATTACKS, TODAY};
 
 pub const VERSION: &str = "trust-v1/sim-1";
-
-macro_rules! spec {
-    ($name:literal, $kind:expr, $default:expr, $doc:literal) => {
-        ParamSpec {
-            name: $name,
-            kind: $kind,
-            default: || $default,
-            doc: $doc,
-        }
-    };
-}
 
 const ATTACK_NAMES: &[&str] = &[
     "none",
@@ -132,35 +121,26 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
-const fn col(name: &'static str, ty: ColType, nullable: bool, doc: &'static str) -> Column {
-    Column {
-        name,
-        ty,
-        nullable,
-        doc,
-    }
-}
-
 use ColType::{Float, Int};
 
 pub const SUMMARY: &[Column] = &[
-    col("good_high", Float, false, "share of good claims at high_confidence"),
-    col("bad_high", Float, false, "share of bad claims at high_confidence"),
-    col("bad_supported", Float, false, "share of bad claims at supported or high_confidence"),
-    col("precision_high", Float, true, "good share among high_confidence claims; null if none"),
-    col("precision_incorrect", Float, true, "bad share among incorrect claims; null if none"),
-    col("auc", Float, true, "chance a good claim has a higher lower bound than a bad one (ties half); null without both"),
-    col("attack_success", Float, true, "share of attacked claims at supported or better; null without an attack"),
-    col("attack_high", Float, true, "share of attacked claims at high_confidence; null without an attack"),
-    col("attacker_groups_max", Int, false, "most independent groups of attacker roots or families on one claim"),
-    col("attacked", Int, false, "claims attacked"),
-    col("signals", Int, false, "signals generated"),
-    col("independent_signals", Int, false, "signals in an independent group"),
-    col("self_signals", Int, false, "signals of the claim author's root (weightless)"),
-    col("unweighted_signals", Int, false, "signals in a group of weight 0"),
-    col("inactive_signals", Int, false, "retracted signals"),
-    col("support_mass", Float, false, "sum of S over claims"),
-    col("opposition_mass", Float, false, "sum of F over claims"),
+    col("good_high", Float, "share of good claims at high_confidence"),
+    col("bad_high", Float, "share of bad claims at high_confidence"),
+    col("bad_supported", Float, "share of bad claims at supported or high_confidence"),
+    col_null("precision_high", Float, "good share among high_confidence claims; null if none"),
+    col_null("precision_incorrect", Float, "bad share among incorrect claims; null if none"),
+    col_null("auc", Float, "chance a good claim has a higher lower bound than a bad one (ties half); null without both"),
+    col_null("attack_success", Float, "share of attacked claims at supported or better; null without an attack"),
+    col_null("attack_high", Float, "share of attacked claims at high_confidence; null without an attack"),
+    col("attacker_groups_max", Int, "most independent groups of attacker roots or families on one claim"),
+    col("attacked", Int, "claims attacked"),
+    col("signals", Int, "signals generated"),
+    col("independent_signals", Int, "signals in an independent group"),
+    col("self_signals", Int, "signals of the claim author's root (weightless)"),
+    col("unweighted_signals", Int, "signals in a group of weight 0"),
+    col("inactive_signals", Int, "retracted signals"),
+    col("support_mass", Float, "sum of S over claims"),
+    col("opposition_mass", Float, "sum of F over claims"),
 ];
 
 pub struct TrustSim;
