@@ -317,3 +317,38 @@ fn the_episode_audit_catches_a_tampered_row() {
     );
     assert!(Hive.audit(&p, 0, &rows[1..]).is_some(), "a room missing");
 }
+
+#[test]
+fn summary_groups_follow_the_manifests_value_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("noise.toml");
+    std::fs::write(
+        &manifest,
+        "[experiment]\nname = \"n\"\nmodel = \"hive\"\n[fixed]\nrooms = 10\n[grid]\nnoise = [30, 120, 60]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    common::witness()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&manifest)
+        .assert()
+        .success();
+    let said = common::witness()
+        .args(["summary", "--by", "noise", "--metrics", "correct_pct"])
+        .arg(&out)
+        .assert()
+        .success();
+    let text = String::from_utf8(said.get_output().stdout.clone()).unwrap();
+    let noises: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').next())
+        .filter(|n| n.parse::<i64>().is_ok())
+        .collect();
+    assert_eq!(
+        noises,
+        vec!["30", "120", "60"],
+        "as the manifest lists them"
+    );
+}

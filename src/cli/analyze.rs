@@ -24,6 +24,17 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
+/// Where `v` stands among the values a grid axis named `name` lists, so
+/// groups sort in the manifest's order (30 before 120), not as text.
+fn axis_position(m: &crate::manifest::Manifest, name: &str, v: &Value) -> usize {
+    m.common
+        .iter()
+        .chain(m.arms.iter().flat_map(|a| &a.axes))
+        .filter(|a| a.name == name)
+        .find_map(|a| a.values.iter().position(|x| x == v))
+        .unwrap_or(0)
+}
+
 /// Reads `names` from DIR/runs.parquet, checking it holds runs 0..total.
 pub(super) fn columns(dir: &Path, plan: &Plan, names: &[&str]) -> Result<Vec<Vec<Value>>> {
     let path = Layout::new(dir).table("runs");
@@ -242,7 +253,8 @@ pub fn summary(dir: &Path, by: Option<&str>, metrics: Option<&str>) -> Result<u8
                     let v = d.places[id as usize].variant;
                     (v, d.variants[v].label.clone())
                 } else {
-                    (0, run.params.get(b).plain())
+                    let v = run.params.get(b);
+                    (axis_position(&manifest, b, v), v.plain())
                 }
             })
             .collect();
