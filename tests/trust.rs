@@ -521,3 +521,49 @@ fn ranking_uses_the_lower_bound_and_status() {
     let x = &ranking[0];
     assert!((x.rank - (0.25 + 0.75 * x.lower) * 0.9 * 1.0).abs() < 1e-12);
 }
+
+#[test]
+fn the_explanation_has_exactly_the_seeds_keys() {
+    let mut w = World::new();
+    w.actor("b", "email").actor("c", "none");
+    w.signal(&format!("s1,x1,c,usage,success,true,,false,{TODAY},active"));
+    w.signal(&format!(
+        "s2,x1,b,review,false,false,0.5,false,{TODAY},active"
+    ));
+    w.signal(&format!(
+        "s3,x1,alice,usage,success,true,,false,{TODAY},active"
+    ));
+    let s = w.score("x1");
+    let e = witness::trust::explain::explanation(&s);
+    let keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        vec![
+            "model_version",
+            "prior",
+            "support_mass",
+            "opposition_mass",
+            "groups",
+            "self_reported",
+            "flags",
+            "superseded_by"
+        ]
+    );
+    let groups = e["groups"].as_array().unwrap();
+    let roots: Vec<&str> = groups.iter().map(|g| g["root"].as_str().unwrap()).collect();
+    assert_eq!(roots, vec!["b", "c"], "sorted by root");
+    let g_keys: Vec<&str> = groups[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        g_keys,
+        vec!["root", "weight", "polarity", "signals", "real_world"]
+    );
+    assert_eq!(e["self_reported"], serde_json::json!(["s3"]));
+    assert_eq!(e["prior"]["inherited_from"], serde_json::Value::Null);
+    // Full precision: the weight reads back as the same f64.
+    assert_eq!(groups[1]["weight"].as_f64().unwrap(), s.groups[1].weight);
+}
