@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::InputError;
 use crate::params::Value;
 use crate::sink::parquet;
-use crate::trust::evidence::{Evidence, Tables};
+use crate::trust::evidence::{normalize_context, Evidence, Tables};
 use crate::trust::input::RawTable;
 use crate::trust::output::Report;
 
@@ -174,14 +174,10 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
         }
         println!("{:<11} {:>7} rows -> {}", name, rows.len(), path.display());
     }
-    let mut counts: Vec<(&str, usize)> = Vec::new();
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     for s in &report.scores {
-        match counts.iter_mut().find(|(n, _)| *n == s.status.name()) {
-            Some(c) => c.1 += 1,
-            None => counts.push((s.status.name(), 1)),
-        }
+        *counts.entry(s.status.name()).or_default() += 1;
     }
-    counts.sort();
     let shown: Vec<String> = counts.iter().map(|(n, c)| format!("{n} {c}")).collect();
     println!("statuses    {}", shown.join(", "));
     Ok(0)
@@ -189,9 +185,8 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
 
 pub fn compare(i: &Inputs, target: &str, dimension: &str, context: &str) -> Result<u8> {
     let (tables, previous) = load(i)?;
-    let ev =
-        crate::trust::evidence::Evidence::new(&tables).map_err(|e| InputError(e.to_string()))?;
-    let facets = crate::trust::evidence::normalize_context(context)
+    let ev = Evidence::new(&tables).map_err(|e| InputError(e.to_string()))?;
+    let facets = normalize_context(context)
         .map_err(|e| InputError(format!("--context {context:?}: {e}")))?;
     let weights = crate::trust::reputation::weights(&ev, &previous);
     let (r, fell_back) =
@@ -203,21 +198,7 @@ pub fn compare(i: &Inputs, target: &str, dimension: &str, context: &str) -> Resu
         "{target} {dimension}: {:.3} from {} rating(s) (mean {:.3}; low {}, mid {}, high {})",
         r.value, r.ratings, r.mean, r.low, r.mid, r.high
     );
-    let failures = ev
-        .signals
-        .iter()
-        .filter(|s| {
-            s.active
-                && s.day <= i.today
-                && s.outcome == crate::trust::evidence::Outcome::Failure
-                && match s.target {
-                    crate::trust::evidence::Target::Revision(k) => {
-                        ev.revisions[k].id == target || ev.revisions[k].item == target
-                    }
-                    crate::trust::evidence::Target::Claim(k) => ev.claims[k].id == target,
-                }
-        })
-        .count();
+    let failures = ev.usage_failures(target, i.today);
     println!("usage failures reported on {target}: {failures}");
     Ok(0)
 }

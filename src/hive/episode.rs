@@ -271,14 +271,9 @@ fn market(
         .map(|&t| live.backers(t))
         .max()
         .unwrap_or(0);
-    let tied: Vec<u8> = live
-        .order
-        .iter()
-        .copied()
-        .filter(|&t| live.backers(t) == top)
-        .collect();
-    let dissent = live.order.len() >= 2 && top >= 1 && tied.len() >= 2;
-    let tied_backers = tied.iter().fold(0u8, |acc, &t| acc | live.counted(t));
+    let tied = live.order.iter().filter(|&&t| live.backers(t) == top);
+    let dissent = live.order.len() >= 2 && top >= 1 && tied.clone().count() >= 2;
+    let tied_backers = tied.fold(0u8, |acc, &t| acc | live.counted(t));
     let mut best: Option<(usize, i64)> = None;
     for k in 0..n {
         let bonus = if addressed & (1 << k) != 0 {

@@ -110,7 +110,18 @@ fn episode_row(i: u64, room: &Room, ending: Ending, turns: u64) -> Row {
 }
 
 /// The per-room identities a stored episode row must satisfy.
-fn check_episode(c: &Config, row: &Row) -> Option<String> {
+fn check_episode(c: &Config, row: &Row) -> Option<Violation> {
+    episode_problem(c, row).map(|detail| Violation {
+        identity: "turns within budget, exhausted at the budget, correct = decided on truth".into(),
+        round: match row[0] {
+            Value::Int(i) => Some(i as u64),
+            _ => None,
+        },
+        detail,
+    })
+}
+
+fn episode_problem(c: &Config, row: &Row) -> Option<String> {
     let (Value::Str(truth), Value::Str(ending), decided, Value::Bool(correct), Value::Int(turns)) =
         (&row[1], &row[2], &row[3], &row[4], &row[5])
     else {
@@ -180,13 +191,7 @@ impl Model for Hive {
             correct += u64::from(ending == Ending::Converged(room.truth));
             let row = episode_row(i, &room, ending, t);
             if violation.is_none() {
-                violation = check_episode(&c, &row).map(|detail| Violation {
-                    identity:
-                        "turns within budget, exhausted at the budget, correct = decided on truth"
-                            .into(),
-                    round: Some(i),
-                    detail,
-                });
+                violation = check_episode(&c, &row);
             }
             if want[0] {
                 rows.push(row);
@@ -236,13 +241,7 @@ impl Model for Hive {
                     detail: format!("found episode {}", row[0]),
                 });
             }
-            check_episode(&c, row).map(|detail| Violation {
-                identity:
-                    "turns within budget, exhausted at the budget, correct = decided on truth"
-                        .into(),
-                round: Some(i as u64),
-                detail,
-            })
+            check_episode(&c, row)
         })
     }
     fn headline_metrics(&self) -> &'static [&'static str] {

@@ -207,6 +207,22 @@ impl Evidence {
         claim.author.map(|a| self.actors[a].root)
     }
 
+    /// Active usage failures reported up to `today` on a target: a claim,
+    /// a revision, or any revision of an item.
+    pub fn usage_failures(&self, target: &str, today: i64) -> usize {
+        let on_target = |t: Target| match t {
+            Target::Revision(k) => {
+                self.revisions[k].id == target || self.revisions[k].item == target
+            }
+            Target::Claim(k) => self.claims[k].id == target,
+        };
+        self.signals
+            .iter()
+            .filter(|s| s.active && s.day <= today && s.outcome == Outcome::Failure)
+            .filter(|s| on_target(s.target))
+            .count()
+    }
+
     /// The current revision of item `i`.
     pub fn current(&self, i: usize) -> usize {
         *self.items[i]

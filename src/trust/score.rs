@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use super::beta::bounds;
 use super::evidence::{Evidence, Outcome, RelationKind, Signal, Target};
 use super::status::{base_status, Facts, Status};
-use super::{BASE_REVIEW, BASE_USAGE, DEFAULT_REVIEW_CONFIDENCE, GROUP_CAP};
+use super::{weight, BASE_REVIEW, BASE_USAGE, DEFAULT_REVIEW_CONFIDENCE, GROUP_CAP};
 
 pub const MODEL_VERSION: &str = "trust-v1";
 pub const HALF_LIFE_DAYS: f64 = 730.0;
@@ -109,13 +109,20 @@ pub fn signal_weight(s: &Signal, reputation: f64, today: i64) -> f64 {
     } else {
         BASE_REVIEW
     };
-    let real_world = if usage && s.real_world { 2.0 } else { 1.0 };
     let confidence = if usage {
         1.0
     } else {
         s.confidence.unwrap_or(DEFAULT_REVIEW_CONFIDENCE)
     };
-    base * real_world * confidence * reputation * decay(today - s.day)
+    // real_world multiplies usage only.
+    let real_world = usage && s.real_world;
+    weight(
+        base,
+        real_world,
+        confidence,
+        reputation,
+        decay(today - s.day),
+    )
 }
 
 /// Everything the scorer reads besides the evidence.

@@ -271,7 +271,8 @@ impl Model for TrustSim {
         &[]
     }
     fn run(&self, p: &Resolved, _want: &[bool]) -> RunOutput {
-        let mut w = generate(&setup(p));
+        let setup = setup(p);
+        let mut w = generate(&setup);
         let ev = Evidence::new(&w.tables).expect("generated tables are valid");
         // The raw tables are the larger part of the memory; the scores need
         // only the evidence.
@@ -293,12 +294,14 @@ impl Model for TrustSim {
         let n_bad = claims.len() - n_good;
         let n_att = w.attacked.iter().filter(|&&a| a).count();
         let with_attack = |v: Value| {
-            if matches!(setup(p).attack, Attack::None) {
+            if setup.attack == Attack::None {
                 Value::Null
             } else {
                 v
             }
         };
+        // Rates over all good or all bad claims: 0 when there are none.
+        let rate = |hits: usize, of: usize| Value::Float(hits as f64 / of.max(1) as f64);
         let attacker_groups = claims
             .iter()
             .map(|s| {
@@ -314,9 +317,9 @@ impl Model for TrustSim {
             Value::Int(claims.iter().map(|s| f(s)).sum::<usize>() as i64)
         };
         let summary: Row = vec![
-            share(count(&|i, s| w.good[i] && is(s, &high)), n_good),
-            share(count(&|i, s| !w.good[i] && is(s, &high)), n_bad),
-            share(count(&|i, s| !w.good[i] && is(s, &supported)), n_bad),
+            rate(count(&|i, s| w.good[i] && is(s, &high)), n_good),
+            rate(count(&|i, s| !w.good[i] && is(s, &high)), n_bad),
+            rate(count(&|i, s| !w.good[i] && is(s, &supported)), n_bad),
             share(
                 count(&|i, s| w.good[i] && is(s, &high)),
                 count(&|_, s| is(s, &high)),
@@ -341,18 +344,6 @@ impl Model for TrustSim {
             Value::Float(sum(&|s| s.support_mass)),
             Value::Float(sum(&|s| s.opposition_mass)),
         ];
-        // A share is null without claims of that kind; keep the types right.
-        let summary = summary
-            .into_iter()
-            .zip(SUMMARY)
-            .map(|(v, c)| {
-                if v == Value::Null && !c.nullable {
-                    Value::Float(0.0)
-                } else {
-                    v
-                }
-            })
-            .collect();
         RunOutput {
             summary,
             tables: vec![],
