@@ -10,9 +10,9 @@ use witness::params::{Resolved, Value};
 
 fn config(policy: &str, population: i64, rounds: i64) -> Config {
     let mut p = Resolved::defaults(PARAMS);
-    p.set("policy", Value::Str(policy.into()));
-    p.set("population", Value::Int(population));
-    p.set("rounds", Value::Int(rounds));
+    p.set_named("policy", Value::Str(policy.into()));
+    p.set_named("population", Value::Int(population));
+    p.set_named("rounds", Value::Int(rounds));
     Config::from_resolved(&p).unwrap()
 }
 

@@ -5,12 +5,14 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use witness::grid::Plan;
 use witness::manifest::Manifest;
+use witness::model::Registry;
 use witness::runner::{execute, Options};
 
 fn sweep(c: &mut Criterion) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/sweep-540.toml");
-    let manifest = Manifest::parse(path, &std::fs::read_to_string(path).unwrap()).unwrap();
-    let plan = Plan::new(&manifest);
+    let text = std::fs::read_to_string(path).unwrap();
+    let manifest = Manifest::parse(path, &text, &Registry::builtin()).unwrap();
+    let plan = Plan::new(manifest).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("sweep");
     let opts = Options {

@@ -1,16 +1,19 @@
 //! Grid expansion: arms in the order written, each crossed with its own axes
 //! and then the common axes, last axis fastest. A run is found from its id
 //! by mixed-radix arithmetic, so a plan of millions of runs costs nothing to
-//! hold and any chunk can be expanded on its own.
+//! hold and any chunk can be expanded on its own. Sizes are computed with
+//! checked arithmetic, so no grid is ever miscounted.
 
 use rayon::prelude::*;
 
 use crate::manifest::{Axis, Manifest};
-use crate::model::Model;
-use crate::params::{ParamError, Resolved, Value};
+use crate::model::DynModel;
+use crate::params::{ParamError, ParamSet, Resolved, Value};
 
-pub struct Plan<'m> {
-    pub manifest: &'m Manifest,
+/// An experiment's runs in order. Owns its manifest, so a results folder
+/// can hold both.
+pub struct Plan {
+    pub manifest: Manifest,
     /// Runs of each arm (its axes times the common axes).
     arm_sizes: Vec<u64>,
     pub total: u64,
@@ -39,41 +42,58 @@ pub enum PlanError {
     )]
     TooLarge {
         file: String,
-        total: u64,
+        /// The exact size, which may exceed what a u64 holds.
+        total: u128,
         limit: u64,
     },
+    #[error(
+        "{file}: the grid has more runs than witness can number (over 2^64: {size}); shrink the grid"
+    )]
+    Unnumberable { file: String, size: String },
 }
 
 impl PlanError {
     fn run_id(&self) -> u64 {
         match self {
             PlanError::Invalid { run_id, .. } => *run_id,
-            PlanError::TooLarge { .. } => 0,
+            _ => 0,
         }
     }
 }
 
-fn size(axes: &[Axis]) -> u64 {
-    axes.iter().map(|a| a.values.len() as u64).product()
+/// The number of points of some axes, exactly, or `None` past u128.
+fn size(axes: &[Axis]) -> Option<u128> {
+    axes.iter()
+        .try_fold(1u128, |n, a| n.checked_mul(a.values.len() as u128))
 }
 
-impl<'m> Plan<'m> {
-    pub fn new(manifest: &'m Manifest) -> Plan<'m> {
+impl Plan {
+    /// The plan of a manifest, refusing grids whose runs cannot be numbered.
+    pub fn new(manifest: Manifest) -> Result<Plan, PlanError> {
         let common = size(&manifest.common);
-        let arm_sizes: Vec<u64> = manifest
+        let exact: Option<Vec<u128>> = manifest
             .arms
             .iter()
-            .map(|a| size(&a.axes) * common)
+            .map(|a| size(&a.axes)?.checked_mul(common?))
             .collect();
-        let total = arm_sizes.iter().sum();
-        Plan {
-            manifest,
-            arm_sizes,
-            total,
+        let total = exact
+            .as_ref()
+            .and_then(|sizes| sizes.iter().try_fold(0u128, |t, &n| t.checked_add(n)));
+        let fits = |n: u128| u64::try_from(n).ok();
+        match (exact, total.and_then(fits)) {
+            (Some(sizes), Some(total)) => Ok(Plan {
+                manifest,
+                arm_sizes: sizes.into_iter().map(|n| n as u64).collect(),
+                total,
+            }),
+            _ => Err(PlanError::Unnumberable {
+                file: manifest.file.clone(),
+                size: total.map_or("more than 2^128".into(), |t| t.to_string()),
+            }),
         }
     }
 
-    pub fn model(&self) -> &'static dyn Model {
+    pub fn model(&self) -> &'static dyn DynModel {
         self.manifest.model
     }
 
@@ -81,7 +101,7 @@ impl<'m> Plan<'m> {
         if self.total > limit {
             return Err(PlanError::TooLarge {
                 file: self.manifest.file.clone(),
-                total: self.total,
+                total: u128::from(self.total),
                 limit,
             });
         }
@@ -102,12 +122,12 @@ impl<'m> Plan<'m> {
         let a = &self.manifest.arms[arm];
         let mut params = self.manifest.base.clone();
         for (k, v) in &a.fixed {
-            params.set(k, v.clone());
+            params.set(*k, v.clone());
         }
         // Decode from the fastest (last) axis backwards.
         for axis in a.axes.iter().chain(&self.manifest.common).rev() {
             let n = axis.values.len() as u64;
-            params.set(axis.name, axis.values[(rest % n) as usize].clone());
+            params.set(axis.id, axis.values[(rest % n) as usize].clone());
             rest /= n;
         }
         RunSpec {
@@ -138,65 +158,46 @@ impl<'m> Plan<'m> {
     /// settings that no run of their arm, or no run at all, reads.
     pub fn validate(&self) -> Result<Vec<String>, PlanError> {
         let model = self.model();
-        let specs = model.params();
-        let bit = |k: &str| {
-            1u128
-                << specs
-                    .iter()
-                    .position(|s| s.name == k)
-                    .expect("declared parameter")
-        };
-        // Parameters ignored by every run of a range, as a bit set; errors
-        // keep the lowest run id so the report does not depend on threads.
-        let never_read = |ids: std::ops::Range<u64>| -> Result<u128, PlanError> {
+        // Parameters ignored by every run of a range; errors keep the
+        // lowest run id so the report does not depend on threads.
+        let never_read = |ids: std::ops::Range<u64>| -> Result<ParamSet, PlanError> {
             ids.into_par_iter()
                 .map(|id| {
                     let run = self.run(id);
-                    model
-                        .validate(&run.params)
-                        .map_err(|e| self.invalid(&run, e))?;
-                    Ok(model
-                        .ignored(&run.params)
-                        .iter()
-                        .fold(0u128, |m, k| m | bit(k)))
+                    model.check(&run.params).map_err(|e| self.invalid(&run, e))
                 })
                 .reduce(
-                    || Ok(!0u128),
-                    |a: Result<u128, PlanError>, b| match (a, b) {
-                        (Ok(x), Ok(y)) => Ok(x & y),
+                    || Ok(ParamSet::ALL),
+                    |a: Result<ParamSet, PlanError>, b| match (a, b) {
+                        (Ok(x), Ok(y)) => Ok(x.intersection(y)),
                         (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
                         (Err(x), Err(y)) => Err(if x.run_id() <= y.run_id() { x } else { y }),
                     },
                 )
         };
         let mut warnings = Vec::new();
-        let mut all = !0u128;
-        let mut start = 0u64;
-        for (arm, &n) in self.manifest.arms.iter().zip(&self.arm_sizes) {
-            let never = never_read(start..start + n)?;
-            start += n;
-            all &= never;
+        let mut all = ParamSet::ALL;
+        let specs = model.params();
+        for (arm, range) in self.manifest.arms.iter().zip(self.arm_ranges()) {
+            let never = never_read(range)?;
+            all = all.intersection(never);
             let set = arm
                 .fixed
                 .iter()
                 .map(|(k, _)| *k)
-                .chain(arm.axes.iter().map(|a| a.name));
-            for k in set.filter(|k| never & bit(k) != 0) {
+                .chain(arm.axes.iter().map(|a| a.id));
+            for k in set.filter(|k| never.contains(*k)) {
                 warnings.push(format!(
-                    "arm {}: sets `{k}`, which its runs do not read (no effect)",
-                    arm.name
+                    "arm {}: sets `{}`, which its runs do not read (no effect)",
+                    arm.name,
+                    k.spec(specs).name
                 ));
             }
         }
-        for k in self
-            .manifest
-            .common
-            .iter()
-            .map(|a| a.name)
-            .filter(|k| all & bit(k) != 0)
-        {
+        for a in self.manifest.common.iter().filter(|a| all.contains(a.id)) {
             warnings.push(format!(
-                "[grid] `{k}` is read by no run (no effect, but it multiplies the runs)"
+                "[grid] `{}` is read by no run (no effect, but it multiplies the runs)",
+                a.name
             ));
         }
         Ok(warnings)
@@ -204,9 +205,9 @@ impl<'m> Plan<'m> {
 
     fn invalid(&self, run: &RunSpec, source: ParamError) -> PlanError {
         let a = &self.manifest.arms[run.arm];
-        let varied = a.axes.iter().chain(&self.manifest.common).map(|x| x.name);
+        let varied = a.axes.iter().chain(&self.manifest.common);
         let settings: Vec<String> = varied
-            .map(|k| format!("{k} = {}", run.params.get(k)))
+            .map(|x| format!("{} = {}", x.name, run.params.get(x.id)))
             .collect();
         PlanError::Invalid {
             file: self.manifest.file.clone(),
@@ -237,13 +238,14 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn manifest(text: &str) -> Manifest {
-        Manifest::parse("test.toml", text).unwrap()
+    fn plan(text: &str) -> Plan {
+        let m = Manifest::parse("test.toml", text, &crate::model::Registry::builtin()).unwrap();
+        Plan::new(m).unwrap()
     }
 
     fn show(p: &Plan, id: u64) -> String {
         let r = p.run(id);
-        let v = |k: &str| r.params.get(k).to_string();
+        let v = |k: &str| r.params.named(k).unwrap().to_string();
         format!(
             "{} {} {} {}",
             p.arm_name(r.arm),
@@ -255,7 +257,7 @@ mod tests {
 
     #[test]
     fn arms_then_arm_axes_then_common_axes_last_fastest() {
-        let m = manifest(
+        let p = plan(
             r#"
             [experiment]
             name = "order"
@@ -272,7 +274,6 @@ mod tests {
             grid = { communication = [0.5, 0.9] }
             "#,
         );
-        let p = Plan::new(&m);
         let got: Vec<String> = (0..p.total).map(|i| show(&p, i)).collect();
         let want = [
             "e 0.8 1 false",
@@ -294,17 +295,15 @@ mod tests {
 
     #[test]
     fn run_keys_depend_on_every_resolved_parameter_only() {
-        let m =
-            manifest("[experiment]\nname = \"k\"\nmodel = \"witness\"\n[grid]\nseed = [1, 2]\n");
-        let p = Plan::new(&m);
+        let p = plan("[experiment]\nname = \"k\"\nmodel = \"witness\"\n[grid]\nseed = [1, 2]\n");
         let (a, b) = (p.run(0).params, p.run(1).params);
         assert_ne!(run_key("witness", &a), run_key("witness", &b));
         // The same resolved parameters from a different manifest: same key.
-        let m2 = manifest(
+        let p2 = plan(
             "[experiment]\nname = \"other\"\nmodel = \"witness\"\n[fixed]\nseed = 2\ngain = 6.0\n",
         );
         assert_eq!(
-            run_key("witness", &Plan::new(&m2).run(0).params),
+            run_key("witness", &p2.run(0).params),
             run_key("witness", &b)
         );
     }
@@ -324,15 +323,15 @@ mod tests {
             for a in 0..arms {
                 text += &format!("[[arm]]\nname = \"a{a}\"\nfixed = {{ seed = {a} }}\n");
             }
-            let m = manifest(&text);
-            let p = Plan::new(&m);
+            let p = plan(&text);
             let per_arm: usize = sizes.iter().product();
             prop_assert_eq!(p.total as usize, per_arm * arms);
             let tuples: Vec<Vec<i64>> = (0..p.total)
                 .map(|i| {
                     let r = p.run(i);
-                    let mut t = vec![r.params.int("seed")];
-                    t.extend(names[..sizes.len()].iter().map(|k| r.params.int(k)));
+                    let int = |k: &str| r.params.named(k).and_then(|v| v.as_i64()).unwrap();
+                    let mut t = vec![int("seed")];
+                    t.extend(names[..sizes.len()].iter().map(|k| int(k)));
                     t
                 })
                 .collect();

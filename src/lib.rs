@@ -1,21 +1,34 @@
 //! witness: a batch-experiment runner for agent-based models of how AI
 //! agents spread, check and trust claims.
 //!
-//! The core (models, seeding, parameters, grid expansion, identity checks)
-//! does no I/O; the sinks and the command line live at the edges.
+//! Layers, from the core out:
+//! - `params`, `words`, `model`: the typed boundary every model implements
+//!   (parameters in, records out) and the registry of models;
+//! - `cascade`, `hive`, `trustsim`, `trust`: the models and the trust-v1
+//!   scorer, pure;
+//! - `manifest`, `grid`: experiments declared and expanded into runs, pure;
+//! - `runner`: execution, parts, resume, shards, merge, verify;
+//! - `store`: every file format (Parquet, CSV, JSON, charts);
+//! - `results`, `analysis`: results folders read back, and the statistics
+//!   of the analysis verbs (pure);
+//! - `cli`: argument parsing, one library call and a writer per verb.
 
 pub mod analysis;
 pub mod cascade;
 pub mod cli;
+pub mod error;
 pub mod grid;
 pub mod hive;
 pub mod jsondiff;
 pub mod manifest;
 pub mod model;
-pub mod models;
 pub mod params;
+pub mod results;
 pub mod rng;
 pub mod runner;
-pub mod sink;
+pub mod store;
 pub mod trust;
 pub mod trustsim;
+pub mod words;
+
+pub use error::{Error, Result};

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use witness::cli::{self, Cli};
+use witness::model::Registry;
 
 fn main() -> ExitCode {
     // Die quietly on a closed pipe (`witness summary DIR | head`), as Unix
@@ -14,11 +15,11 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let args = Cli::parse();
-    match cli::run(args) {
+    match cli::run(args, &Registry::builtin()) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::from(cli::exit_code(&err))
+            eprintln!("error: {err}");
+            ExitCode::from(err.exit_code())
         }
     }
 }

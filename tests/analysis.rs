@@ -7,7 +7,7 @@ use predicates::str::contains;
 use serde_json::Value as Json;
 use std::path::Path;
 use witness::params::Value;
-use witness::sink::parquet;
+use witness::store::parquet;
 
 const COMPARE: &str = r#"
 [experiment]
@@ -86,13 +86,17 @@ fn verdicts_come_from_the_stored_runs_and_follow_a_changed_value() {
         std::fs::copy(out.join(f), copy.join(f)).unwrap();
     }
     let path = copy.join("runs.parquet");
-    let (kv, reader) = parquet::open(&path).unwrap();
-    let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
-    let schema = batches[0].schema();
+    let reader = parquet::open(&path).unwrap();
+    let kv = reader.metadata.clone();
+    let model = witness::model::Registry::builtin().find("witness").unwrap();
+    let columns = witness::runner::tables::runs_columns(model);
+    let names: Vec<&str> = columns.iter().map(|c| c.name).collect();
     let (arm, graph, seed, peak) = ["arm", "graph", "seed", "peak_mistaken"]
-        .map(|c| schema.index_of(c).unwrap())
+        .map(|c| names.iter().position(|n| *n == c).unwrap())
         .into();
-    let mut all: Vec<_> = batches.iter().flat_map(parquet::rows).collect();
+    let mut all: Vec<_> = reader
+        .flat_map(|b| b.unwrap().rows(&names).unwrap())
+        .collect();
     let target = all
         .iter()
         .position(|r| {
@@ -104,7 +108,7 @@ fn verdicts_come_from_the_stored_runs_and_follow_a_changed_value() {
     if let Value::Float(x) = &mut all[target][peak] {
         *x = (*x + 0.5) % 1.0;
     }
-    parquet::write(&path, &schema, [parquet::batch(&schema, &all)], &kv).unwrap();
+    parquet::write(&path, &columns, [parquet::batch(&columns, &all)], &kv).unwrap();
     let changed = compare_json(&copy);
     let sa = row(&changed, "graph=small_world", "source_aware");
     assert_eq!(

@@ -11,7 +11,7 @@ use witness::params::{lookup, Resolved, Value};
 fn config(sets: &[(&str, Value)]) -> Config {
     let mut p = Resolved::defaults(PARAMS);
     for (k, v) in sets {
-        p.set(k, v.clone());
+        p.set_named(k, v.clone());
     }
     Config::from_resolved(&p).unwrap()
 }
@@ -177,7 +177,7 @@ proptest! {
         let run = simulate(&cfg, Parallelism::Sequential);
         prop_assert!(run.violation.is_none(), "{:?}", run.violation);
         let last = run.trajectory.last().unwrap();
-        prop_assert_eq!(last.counters.effort, 4 * cfg.population as u64 * cfg.rounds as u64);
+        prop_assert_eq!(last.effort, 4 * cfg.population as u64 * cfg.rounds as u64);
     }
 }
 
@@ -214,6 +214,7 @@ fn invalid_parameters_name_the_parameter_value_and_range() {
     for (name, raw, needle) in cases {
         let err = lookup(PARAMS, name)
             .unwrap()
+            .spec(PARAMS)
             .accept(raw)
             .unwrap_err()
             .to_string();
@@ -223,16 +224,16 @@ fn invalid_parameters_name_the_parameter_value_and_range() {
         );
     }
     let mut p = Resolved::defaults(PARAMS);
-    p.set("graph", s("modular"));
-    p.set("population", Value::Int(9));
+    p.set_named("graph", s("modular"));
+    p.set_named("population", Value::Int(9));
     let err = Config::from_resolved(&p).unwrap_err().to_string();
     assert!(
         err.contains("`communities` = 5") && err.contains("2 ..= 4"),
         "{err}"
     );
-    p.set("graph", s("ring"));
-    p.set("rounds", Value::Int(10));
-    p.set("corrections", Value::List(vec![11]));
+    p.set_named("graph", s("ring"));
+    p.set_named("rounds", Value::Int(10));
+    p.set_named("corrections", Value::List(vec![11]));
     let err = Config::from_resolved(&p).unwrap_err().to_string();
     assert!(
         err.contains("`corrections`") && err.contains("1 ..= 10"),

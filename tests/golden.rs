@@ -136,13 +136,13 @@ fn graphs_match_for_every_family() {
 fn round_zero_exposures_match() {
     let d = fixture("exposures_seed42_n250.json");
     let mut p = Resolved::defaults(PARAMS);
-    p.set("seed", Value::Int(d["seed"].as_i64().unwrap()));
-    p.set("population", Value::Int(d["population"].as_i64().unwrap()));
-    p.set(
+    p.set_named("seed", Value::Int(d["seed"].as_i64().unwrap()));
+    p.set_named("population", Value::Int(d["population"].as_i64().unwrap()));
+    p.set_named(
         "report_fraction",
         Value::Float(d["report_fraction"].as_f64().unwrap()),
     );
-    p.set(
+    p.set_named(
         "probe_fraction",
         Value::Float(d["probe_fraction"].as_f64().unwrap()),
     );

@@ -6,10 +6,10 @@
 mod common;
 
 use witness::hive::episode::{play, Ending};
-use witness::hive::model::Hive;
+use witness::hive::model::{EpisodeRow, HiveSummary, MODEL};
 use witness::hive::policy::{hive_plus, RoomPolicy};
 use witness::hive::room::Room;
-use witness::model::Model;
+use witness::model::{DynModel, Record, Row, Stored};
 use witness::params::{Resolved, Value};
 
 /// The marker part of a post, without the signature after " — ".
@@ -96,9 +96,9 @@ fn room_2_under_hive_plus_ref_turn_by_turn() {
 }
 
 fn params(pairs: &[(&'static str, Value)]) -> Resolved {
-    let mut p = Resolved::defaults(Hive.params());
+    let mut p = Resolved::defaults(MODEL.params());
     for (k, v) in pairs {
-        p.set(k, v.clone());
+        p.set_named(k, v.clone());
     }
     p
 }
@@ -106,21 +106,14 @@ fn params(pairs: &[(&'static str, Value)]) -> Resolved {
 /// (turns/episode, decided %, correct %, converged, deadlocked, exhausted)
 /// as hive.md prints them.
 fn figures(pairs: &[(&'static str, Value)]) -> (String, String, String, Vec<i64>) {
-    let out = Hive.run(&params(pairs), &[false]);
+    let out = MODEL.run(&params(pairs), &[false]).unwrap();
     assert_eq!(out.violation, None);
-    let f = |k: usize| match out.summary[k] {
-        Value::Float(x) => x,
-        ref v => panic!("{v}"),
-    };
-    let i = |k: usize| match out.summary[k] {
-        Value::Int(x) => x,
-        ref v => panic!("{v}"),
-    };
+    let s = HiveSummary::from_values(&out.summary).unwrap();
     (
-        format!("{:.2}", f(0)),
-        format!("{:.1}", f(1)),
-        format!("{:.1}", f(2)),
-        vec![i(4), i(6), i(7)],
+        format!("{:.2}", s.turns_per_episode),
+        format!("{:.1}", s.decided_pct),
+        format!("{:.1}", s.correct_pct),
+        vec![s.converged as i64, s.deadlocked as i64, s.exhausted as i64],
     )
 }
 
@@ -296,26 +289,29 @@ fn hive_results_are_byte_identical_across_threads_and_verify_their_episodes() {
 #[test]
 fn the_episode_audit_catches_a_tampered_row() {
     let p = params(&[("rooms", Value::Int(30)), ("refutation_cap", Value::Int(2))]);
-    let out = Hive.run(&p, &[true]);
+    let out = MODEL.run(&p, &[true]).unwrap();
     let rows = &out.tables[0];
     assert_eq!(rows.len(), 30);
-    assert_eq!(Hive.audit(&p, 0, rows), None);
-    let mut flipped = rows.clone();
-    flipped[7][4] = match &flipped[7][4] {
-        Value::Bool(b) => Value::Bool(!b),
-        v => panic!("{v}"),
+    let audit = |rows: &[Row]| {
+        let stored = Stored {
+            specs: MODEL.tables(),
+            rows: vec![Some(rows)],
+        };
+        MODEL.audit(&p, &stored).unwrap()
     };
-    assert!(
-        Hive.audit(&p, 0, &flipped).is_some(),
-        "correct flag flipped"
-    );
-    let mut long = rows.clone();
-    long[3][5] = Value::Int(16);
-    assert!(
-        Hive.audit(&p, 0, &long).is_some(),
-        "16 turns with budget 15"
-    );
-    assert!(Hive.audit(&p, 0, &rows[1..]).is_some(), "a room missing");
+    let edited = |k: usize, edit: &dyn Fn(&mut EpisodeRow)| {
+        let mut rows = rows.clone();
+        let mut r = EpisodeRow::from_values(&rows[k]).unwrap();
+        edit(&mut r);
+        rows[k] = r.to_row();
+        rows
+    };
+    assert_eq!(audit(rows), None);
+    let flipped = edited(7, &|r| r.correct = !r.correct);
+    assert!(audit(&flipped).is_some(), "correct flag flipped");
+    let long = edited(3, &|r| r.turns = 16);
+    assert!(audit(&long).is_some(), "16 turns with budget 15");
+    assert!(audit(&rows[1..]).is_some(), "a room missing");
 }
 
 #[test]
@@ -351,4 +347,73 @@ fn summary_groups_follow_the_manifests_value_order() {
         vec!["30", "120", "60"],
         "as the manifest lists them"
     );
+}
+
+#[test]
+fn compare_and_plot_work_on_hive_results_with_the_models_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("arms.toml");
+    std::fs::write(
+        &manifest,
+        r#"
+[experiment]
+name = "arms"
+model = "hive"
+[fixed]
+rooms = 40
+[grid]
+seed = { from = 1, to = 4 }
+noise = [30, 120]
+[[arm]]
+name = "hive+"
+policy = "hive+"
+[[arm]]
+name = "vote"
+policy = "vote"
+[[arm]]
+name = "ladder"
+policy = "ladder"
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let bin = || assert_cmd::Command::cargo_bin("witness").unwrap();
+    bin()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&manifest)
+        .assert()
+        .success();
+    bin()
+        .args(["compare", "--baseline", "hive+"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("effect on correct_pct"));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    assert_eq!(doc["comparator"], "correct_pct");
+    assert!(doc["placebo"]
+        .as_str()
+        .unwrap()
+        .contains("no replicate parameter"));
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "vote and ladder in two noise scenarios");
+    for r in rows {
+        // The baseline reruns identically, so it is stable, with floor 1.
+        assert_eq!(
+            (r["placebo_flips"].as_u64(), r["floor"].as_f64()),
+            (Some(0), Some(1.0))
+        );
+        // Similarity is on correct_pct's declared 0..=100 scale.
+        let sim = r["similarity_mean"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&sim), "{sim}");
+    }
+    bin().arg("plot").arg(&out).assert().success();
+    assert!(out.join("plots").read_dir().unwrap().next().is_some());
+    bin()
+        .args(["simulate", "--model", "hive", "--set", "rooms=10"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("correct_pct"));
 }

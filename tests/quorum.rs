@@ -5,15 +5,13 @@ use proptest::prelude::*;
 use witness::cascade::config::{Config, PARAMS, QUORUM_PARAMS};
 use witness::cascade::engine::{round_zero, simulate, simulate_with, Parallelism, Retention};
 use witness::cascade::ledger::REPORT;
-use witness::cascade::Cascade;
-use witness::model::Model;
 use witness::params::{Resolved, Value};
 
 fn config(sets: &[(&str, Value)]) -> Config {
     let mut p = Resolved::defaults(PARAMS);
-    p.set("policy", Value::Str("quorum".into()));
+    p.set_named("policy", Value::Str("quorum".into()));
     for (k, v) in sets {
-        p.set(k, v.clone());
+        p.set_named(k, v.clone());
     }
     Config::from_resolved(&p).unwrap()
 }
@@ -133,8 +131,9 @@ fn pruned_memory_and_parallel_rounds_give_the_straightforward_run() {
 fn effective_parameters_follow_section_11() {
     let ignored = |policy: &str| {
         let mut p = Resolved::defaults(PARAMS);
-        p.set("policy", s(policy));
-        Cascade.ignored(&p)
+        p.set_named("policy", s(policy));
+        let ignored = Config::from_resolved(&p).unwrap().ignored();
+        ignored.names(PARAMS)
     };
     assert!(ignored("quorum").contains(&"gain"));
     assert!(!ignored("quorum").contains(&"threshold"));
@@ -156,14 +155,18 @@ fn effective_parameters_follow_section_11() {
     assert!(!ignored("endorsement").contains(&"gain"));
     // trust.md section 2: effective parameters as in engine section 11.
     assert!(ignored("trust").contains(&"gain") && !ignored("trust").contains(&"allocation"));
-    assert!(QUORUM_PARAMS.iter().all(|k| ignored("trust").contains(k)));
+    assert!(QUORUM_PARAMS
+        .names(PARAMS)
+        .iter()
+        .all(|k| ignored("trust").contains(k)));
 }
 
 #[test]
 fn zero_threshold_window_or_cap_are_typed_errors() {
     for (name, bad) in [("threshold", 0), ("window", 0), ("refutation_cap", 0)] {
-        let spec = witness::params::lookup(PARAMS, name).unwrap();
-        let err = spec
+        let id = witness::params::lookup(PARAMS, name).unwrap();
+        let err = id
+            .spec(PARAMS)
             .accept(&toml::Value::Integer(bad))
             .unwrap_err()
             .to_string();

@@ -145,7 +145,7 @@ fn rerunning_a_finished_experiment_does_nothing() {
 #[test]
 fn verify_passes_on_fresh_results_and_names_a_tampered_run() {
     use witness::params::Value;
-    use witness::sink::parquet;
+    use witness::store::parquet;
     let tmp = tempfile::tempdir().unwrap();
     let m = write_manifest(tmp.path(), "small.toml", SMALL);
     let out = tmp.path().join("out");
@@ -159,15 +159,19 @@ fn verify_passes_on_fresh_results_and_names_a_tampered_run() {
 
     // Change one stored belief in run 9's summary, keeping the metadata.
     let path = out.join("runs.parquet");
-    let (kv, reader) = parquet::open(&path).unwrap();
-    let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
-    let schema = batches[0].schema();
-    let col = schema.index_of("peak_brier").unwrap();
-    let mut rows: Vec<_> = batches.iter().flat_map(parquet::rows).collect();
+    let reader = parquet::open(&path).unwrap();
+    let kv = reader.metadata.clone();
+    let model = witness::model::Registry::builtin().find("witness").unwrap();
+    let columns = witness::runner::tables::runs_columns(model);
+    let names: Vec<&str> = columns.iter().map(|c| c.name).collect();
+    let mut rows: Vec<_> = reader
+        .flat_map(|b| b.unwrap().rows(&names).unwrap())
+        .collect();
+    let col = names.iter().position(|n| *n == "peak_brier").unwrap();
     if let Value::Float(x) = &mut rows[9][col] {
         *x += 1e-6;
     }
-    parquet::write(&path, &schema, [parquet::batch(&schema, &rows)], &kv).unwrap();
+    parquet::write(&path, &columns, [parquet::batch(&columns, &rows)], &kv).unwrap();
     witness()
         .args(["verify", "--all"])
         .arg(&out)
@@ -180,13 +184,13 @@ fn verify_passes_on_fresh_results_and_names_a_tampered_run() {
 
 #[test]
 fn the_recorded_540_run_sweep_writes_540_runs_and_verifies() {
-    use witness::sink::parquet;
+    use witness::store::parquet;
     let tmp = tempfile::tempdir().unwrap();
     let m = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/sweep-540.toml");
     let out = tmp.path().join("sweep");
     run_ok(&m, &out);
     let count = |name: &str| -> usize {
-        let (_, reader) = parquet::open(&out.join(name)).unwrap();
+        let reader = parquet::open(&out.join(name)).unwrap();
         reader.map(|b| b.unwrap().num_rows()).sum()
     };
     assert_eq!(count("runs.parquet"), 540);

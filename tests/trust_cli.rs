@@ -80,7 +80,7 @@ fn the_example_scores_reproducibly() {
 fn as_parquet(dir: &Path) -> PathBuf {
     use witness::model::{ColType, Column};
     use witness::params::Value;
-    use witness::sink::parquet;
+    use witness::store::parquet;
     let out = dir.join("pq");
     std::fs::create_dir_all(&out).unwrap();
     for e in std::fs::read_dir(EXAMPLE).unwrap().flatten() {
@@ -98,15 +98,13 @@ fn as_parquet(dir: &Path) -> PathBuf {
         let ints = ["day", "created", "number"];
         let columns: Vec<Column> = names
             .iter()
-            .map(|&name| Column {
-                name,
-                ty: if ints.contains(&name) {
+            .map(|&name| {
+                let ty = if ints.contains(&name) {
                     ColType::Int
                 } else {
                     ColType::Str
-                },
-                nullable: true,
-                doc: "",
+                };
+                Column::new(name, ty, true, "")
             })
             .collect();
         let rows: Vec<Vec<Value>> = r
@@ -123,9 +121,8 @@ fn as_parquet(dir: &Path) -> PathBuf {
                     .collect()
             })
             .collect();
-        let schema = parquet::schema(columns.iter().map(parquet::column_field).collect());
         let target = out.join(path.with_extension("parquet").file_name().unwrap());
-        parquet::write(&target, &schema, [parquet::batch(&schema, &rows)], &[]).unwrap();
+        parquet::write(&target, &columns, [parquet::batch(&columns, &rows)], &[]).unwrap();
     }
     out
 }

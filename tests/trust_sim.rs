@@ -3,9 +3,9 @@
 //! groups), and the structural defences hold whatever the attack's size.
 
 use proptest::prelude::*;
-use witness::model::Model;
+use witness::model::DynModel;
 use witness::params::{Resolved, Value};
-use witness::trustsim::TrustSim;
+use witness::trustsim::MODEL;
 
 const ATTACKS: [&str; 7] = [
     "none",
@@ -18,17 +18,17 @@ const ATTACKS: [&str; 7] = [
 ];
 
 fn run(pairs: &[(&'static str, Value)]) -> Vec<Value> {
-    let mut p = Resolved::defaults(TrustSim.params());
+    let mut p = Resolved::defaults(MODEL.params());
     for (k, v) in pairs {
-        p.set(k, v.clone());
+        p.set_named(k, v.clone());
     }
-    let out = TrustSim.run(&p, &[]);
+    let out = MODEL.run(&p, &[]).unwrap();
     assert_eq!(out.violation, None, "{pairs:?}");
     out.summary
 }
 
 fn column(name: &str) -> usize {
-    TrustSim
+    MODEL
         .summary_columns()
         .iter()
         .position(|c| c.name == name)

@@ -1,7 +1,15 @@
-//! The analysis verbs' pure parts: arm verdicts, summary statistics, and the
-//! grouping of stored runs into scenarios, arms and seeds.
+//! The analysis verbs' computations, without file I/O: the design of an
+//! experiment (scenarios, arm variants, seeds), arm verdicts, summary
+//! statistics, ranking, and the data behind charts. The CLI reads columns
+//! through `results::ResultsDir`, calls these, and writes what they return.
 
 pub mod compare;
-pub mod groups;
+pub mod curves;
+pub mod design;
+pub mod figures;
+pub mod heatmap;
+pub mod plot;
+pub mod rank;
 pub mod stats;
+pub mod summary;
 pub mod verdict;

@@ -40,34 +40,32 @@ impl SimStats {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Tier {
-    Confirmed,
-    Inconclusive,
-    NotConfirmed,
-}
-
-impl Tier {
-    pub fn label(self) -> &'static str {
-        match self {
-            Tier::Confirmed => "confirmed",
-            Tier::Inconclusive => "inconclusive",
-            Tier::NotConfirmed => "not confirmed",
-        }
+crate::words! {
+    /// A verdict's tier.
+    pub enum Tier {
+        Confirmed = "confirmed",
+        Inconclusive = "inconclusive",
+        NotConfirmed = "not_confirmed",
     }
 }
 
-/// Which rule decided, in the order they are tried.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reason {
-    UnstableBaseline,
-    NotApplied,
-    InsideNullBand,
-    MajorityFlip,
-    MinorityFlip,
-    NoFlip,
+impl Tier {
+    /// As the terminal table shows it.
+    pub fn label(self) -> String {
+        self.name().replace('_', " ")
+    }
+}
+
+crate::words! {
+    /// Which rule decided, in the order they are tried.
+    pub enum Reason {
+        UnstableBaseline = "unstable_baseline",
+        NotApplied = "not_applied",
+        InsideNullBand = "inside_null_band",
+        MajorityFlip = "majority_flip",
+        MinorityFlip = "minority_flip",
+        NoFlip = "no_flip",
+    }
 }
 
 pub struct Case<'a> {
@@ -215,7 +213,7 @@ mod tests {
     fn row_2_a_majority_flip_inside_the_band_is_inconclusive() {
         let v = run(&[0.82, 0.82, 0.95], &[0.79, 0.79, 1.0], true);
         assert_eq!(
-            (v.tier, v.reason.clone()),
+            (v.tier, v.reason),
             (Tier::Inconclusive, Reason::InsideNullBand)
         );
         assert!(
@@ -237,7 +235,7 @@ mod tests {
         for arm in [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [0.5, 1.0, 0.2]] {
             let v = run(&[1.0, 0.7, 1.0], &arm, true);
             assert_eq!(
-                (v.tier, v.reason.clone()),
+                (v.tier, v.reason),
                 (Tier::Inconclusive, Reason::UnstableBaseline)
             );
             assert!(v.claim.contains("1/3"), "{}", v.claim);
@@ -248,7 +246,7 @@ mod tests {
     fn row_5_a_minority_flip_is_inconclusive() {
         let v = run(&[1.0, 1.0, 1.0], &[0.5, 1.0, 1.0], true);
         assert_eq!(
-            (v.tier, v.reason.clone()),
+            (v.tier, v.reason),
             (Tier::Inconclusive, Reason::MinorityFlip)
         );
         assert!(v.claim.contains("1/3"));
@@ -264,7 +262,7 @@ mod tests {
     fn row_7_half_is_not_a_majority() {
         let v = run(&[1.0, 1.0, 1.0, 1.0], &[0.1, 0.1, 1.0, 1.0], true);
         assert_eq!(
-            (v.tier, v.reason.clone()),
+            (v.tier, v.reason),
             (Tier::Inconclusive, Reason::MinorityFlip)
         );
         assert!(v.claim.contains("2/4"));
@@ -297,10 +295,7 @@ mod tests {
             not_applied: Some("allocation"),
             bound: "here",
         });
-        assert_eq!(
-            (v.tier, v.reason.clone()),
-            (Tier::Inconclusive, Reason::NotApplied)
-        );
+        assert_eq!((v.tier, v.reason), (Tier::Inconclusive, Reason::NotApplied));
         assert!(v.claim.contains("`allocation`"));
     }
 }

@@ -1,14 +1,16 @@
-//! The single-run export of section 8 as a JSON document, and the way back
-//! from an export's `config` to a parameter set, which `replay` needs. Pure:
-//! the CLI does the reading and writing.
+//! The single-run export of section 8 as a JSON document, the way back from
+//! an export's `config` to a parameter set (which `replay` needs), and the
+//! readable summary `simulate` prints. Pure: the CLI does the reading and
+//! writing.
 
 use serde_json::{json, Map, Value as Json};
 
-use super::config::{Config, GRAPH_PARAMS, PARAMS};
-use super::engine::Run;
+use super::config::{CascadeParams, Config, GRAPH_PARAMS, PARAMS};
+use super::engine::{simulate, Parallelism, Run};
 use super::metrics::{summarize, Snapshot};
 use super::VERSION;
-use crate::params::{lookup, ParamError, Resolved, Value};
+use crate::model::{Export, Simulation};
+use crate::params::{lookup, ParamError, ParamId, ParamSet, Params, Resolved, Value};
 
 pub const ASSUMPTIONS: &[&str] = &[
     "authored simulation rules, not fitted to the behaviour of real LLM agents",
@@ -20,29 +22,23 @@ pub const ASSUMPTIONS: &[&str] = &[
     "the seeded generator (Xoshiro256++) is for reproducibility, not cryptography",
 ];
 
-fn param_json(v: &Value) -> Json {
-    match v {
-        Value::Null => Json::String("none".into()),
-        Value::Bool(b) => json!(b),
-        Value::Int(i) => json!(i),
-        Value::Float(x) => json!(x),
-        Value::Str(s) => json!(s),
-        Value::List(l) => json!(l),
-    }
-}
-
 /// The resolved configuration: model parameters flat, graph parameters
-/// nested under `graph_params` (all of them, or only the family's).
-fn config_json(p: &Resolved, graph_params: &[&str]) -> Json {
+/// nested under `graph_params` (those in `graph_params`); parameters in
+/// `skip` are left out.
+fn config_json(p: &Resolved, graph_params: ParamSet, skip: ParamSet) -> Json {
     let mut top = Map::new();
     let mut gp = Map::new();
-    for (name, v) in &p.values {
-        if GRAPH_PARAMS.contains(name) {
-            if graph_params.contains(name) {
-                gp.insert(name.to_string(), param_json(v));
+    for (i, (name, v)) in p.values.iter().enumerate() {
+        let id = ParamId(i);
+        if skip.contains(id) {
+            continue;
+        }
+        if GRAPH_PARAMS.contains(id) {
+            if graph_params.contains(id) {
+                gp.insert(name.to_string(), v.to_json());
             }
         } else {
-            top.insert(name.to_string(), param_json(v));
+            top.insert(name.to_string(), v.to_json());
         }
     }
     top.insert("graph_params".into(), Json::Object(gp));
@@ -50,33 +46,23 @@ fn config_json(p: &Resolved, graph_params: &[&str]) -> Json {
 }
 
 fn snapshot_json(s: &Snapshot) -> Json {
-    let c = &s.counters;
     json!({
         "round": s.round, "support": s.support, "refute": s.refute, "uncertain": s.uncertain,
         "correct": s.correct, "mistaken": s.mistaken, "brier": s.brier, "mean_belief": s.mean_belief,
         "probe_reach": s.probe_reach, "report_reach": s.report_reach, "checked": s.checked,
-        "requested": c.requested, "completed": c.completed, "canceled": c.canceled,
-        "messages": c.messages, "effort": c.effort, "pending": s.pending,
+        "requested": s.requested, "completed": s.completed, "canceled": s.canceled,
+        "messages": s.messages, "effort": s.effort, "pending": s.pending,
     })
 }
 
 pub fn export(p: &Resolved, run: &Run) -> Json {
     let cfg = &run.config;
     let s = summarize(&run.trajectory, cfg.population);
-    let c = &s.counters;
     let ignored = cfg.ignored();
-    let effective = Resolved {
-        values: p
-            .values
-            .iter()
-            .filter(|(n, _)| !ignored.contains(n))
-            .cloned()
-            .collect(),
-    };
     json!({
         "engine": VERSION,
-        "config": config_json(p, GRAPH_PARAMS),
-        "effective_parameters": config_json(&effective, cfg.graph.params()),
+        "config": config_json(p, GRAPH_PARAMS, ParamSet::EMPTY),
+        "effective_parameters": config_json(p, cfg.graph.params(), ignored),
         "assumptions": ASSUMPTIONS,
         "interventions": run.interventions.iter()
             .map(|iv| json!({"round": iv.round, "agents": iv.agents}))
@@ -88,13 +74,16 @@ pub fn export(p: &Resolved, run: &Run) -> Json {
             "peak_brier": s.peak_brier, "mean_brier": s.mean_brier, "final_brier": s.final_brier,
             "final_correct": s.final_correct, "final_probe_reach": s.final_probe_reach,
             "final_checked": s.final_checked, "first_clear_round": s.first_clear_round,
-            "requested": c.requested, "completed": c.completed, "canceled": c.canceled,
-            "messages": c.messages, "effort": c.effort, "final_pending": s.final_pending,
+            "requested": s.requested, "completed": s.completed, "canceled": s.canceled,
+            "messages": s.messages, "effort": s.effort, "final_pending": s.final_pending,
             "failed": run.violation.is_some(),
         },
         "trajectory": run.trajectory.iter().map(snapshot_json).collect::<Vec<_>>(),
         "failures": run.violation.iter()
-            .map(|v| json!({"identity": v.identity, "round": v.round, "detail": v.detail}))
+            .map(|v| json!({"identity": v.identity, "round": match v.at {
+                Some(crate::model::Position::Round(r)) => Some(r),
+                _ => None,
+            }, "detail": v.detail}))
             .collect::<Vec<_>>(),
         "agents": run.agents.iter().enumerate().map(|(i, a)| json!({
             "id": i, "degree": run.graph.degree(i), "p": a.p, "checked": a.checked,
@@ -103,28 +92,13 @@ pub fn export(p: &Resolved, run: &Run) -> Json {
     })
 }
 
-fn json_to_toml(v: &Json) -> Option<toml::Value> {
-    Some(match v {
-        Json::Bool(b) => toml::Value::Boolean(*b),
-        Json::Number(n) if n.is_i64() => toml::Value::Integer(n.as_i64()?),
-        Json::Number(n) => toml::Value::Float(n.as_f64()?),
-        Json::String(s) => toml::Value::String(s.clone()),
-        Json::Array(items) => {
-            toml::Value::Array(items.iter().map(json_to_toml).collect::<Option<_>>()?)
-        }
-        _ => return None,
-    })
-}
-
 /// Reads an export's `config` back into a validated parameter set. Keys it
 /// does not carry take their defaults, as they did when it was written.
 pub fn resolved_from_config(config: &Json) -> Result<(Resolved, Config), ParamError> {
     let mut p = Resolved::defaults(PARAMS);
     let mut set = |key: &str, v: &Json| -> Result<(), ParamError> {
-        let spec = lookup(PARAMS, key)?;
-        let raw = json_to_toml(v)
-            .ok_or_else(|| ParamError::new(key, v, "not a TOML value", spec.kind.allowed()))?;
-        p.set(spec.name, spec.accept(&raw)?);
+        let id = lookup(PARAMS, key)?;
+        p.set(id, Value::from_json(id.spec(PARAMS), v)?);
         Ok(())
     };
     let obj = config.as_object().ok_or_else(|| {
@@ -147,4 +121,72 @@ pub fn resolved_from_config(config: &Json) -> Result<(Resolved, Config), ParamEr
     }
     let cfg = Config::from_resolved(&p)?;
     Ok((p, cfg))
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.2}%", 100.0 * x)
+}
+
+/// The readable summary `simulate` prints.
+pub fn describe(run: &Run) -> String {
+    let c = &run.config;
+    let s = summarize(&run.trajectory, c.population);
+    let n = c.population as f64;
+    let mut out = format!(
+        "{VERSION}  seed {}  {} agents  {} rounds  graph {}  policy {}  allocation {}  truth {}\n",
+        c.seed, c.population, c.rounds, c.graph, c.policy, c.allocation, c.truth
+    );
+    out += &format!(
+        "mistaken   peak {} ({} agents)  mean {}  final {}\n",
+        pct(s.peak_mistaken),
+        (s.peak_mistaken * n).round(),
+        pct(s.mean_mistaken),
+        pct(s.final_mistaken)
+    );
+    out += &format!(
+        "uncertain  peak {}  mean {}  final {}\n",
+        pct(s.peak_uncertain),
+        pct(s.mean_uncertain),
+        pct(s.final_uncertain)
+    );
+    out += &format!(
+        "brier      peak {:.4}  mean {:.4}  final {:.6}\n",
+        s.peak_brier, s.mean_brier, s.final_brier
+    );
+    out += &match s.first_clear_round {
+        Some(r) => format!("first clear round  {r}\n"),
+        None => "first clear round  none (still mistaken agents at the end)\n".to_string(),
+    };
+    out += &format!(
+        "checks     requested {}  completed {}  canceled {}  pending {}\n",
+        s.requested, s.completed, s.canceled, s.final_pending
+    );
+    out += &format!("messages   {}  effort {}\n", s.messages, s.effort);
+    for iv in &run.interventions {
+        out += &format!("correction round {}: agents {:?}\n", iv.round, iv.agents);
+    }
+    out += &match &run.violation {
+        None => "identities hold\n".to_string(),
+        Some(v) => format!("FAILED: {v}\n"),
+    };
+    out
+}
+
+/// The cascade's export: section 8's document and the readable summary.
+pub struct CascadeExport;
+
+impl Export for CascadeExport {
+    fn simulate(&self, p: &Resolved) -> Result<Simulation, ParamError> {
+        let cfg = Config::new(CascadeParams::from_resolved(p))?;
+        let run = simulate(&cfg, Parallelism::Auto);
+        Ok(Simulation {
+            text: describe(&run),
+            export: export(p, &run),
+            failed: run.violation.is_some(),
+        })
+    }
+
+    fn params_of(&self, doc: &Json) -> Result<Resolved, ParamError> {
+        resolved_from_config(&doc["config"]).map(|(p, _)| p)
+    }
 }

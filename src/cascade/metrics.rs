@@ -4,7 +4,7 @@
 
 use super::engine::{Agent, NOT_PENDING};
 use super::ledger::{CAPACITY, PROBE, REPORT};
-use crate::model::Violation;
+use crate::model::{Position, Violation};
 
 /// Cumulative counters of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -29,21 +29,58 @@ impl std::ops::Add for Counters {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Snapshot {
-    pub round: u32,
-    pub support: u64,
-    pub refute: u64,
-    pub uncertain: u64,
-    pub correct: u64,
-    pub mistaken: u64,
-    pub brier: f64,
-    pub mean_belief: f64,
-    pub probe_reach: u64,
-    pub report_reach: u64,
-    pub checked: u64,
-    pub counters: Counters,
-    pub pending: u64,
+crate::record! {
+    /// One snapshot of a run: a row of `trajectories.parquet`.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct Snapshot {
+        /// snapshot round, 0..=R
+        round: u32,
+        /// agents with p >= 0.65
+        support: u64,
+        /// agents with p <= 0.35
+        refute: u64,
+        /// other agents
+        uncertain: u64,
+        /// support if truth else refute
+        correct: u64,
+        /// refute if truth else support
+        mistaken: u64,
+        /// mean of (p - truth)^2
+        brier: f64 [0.0, 1.0],
+        /// mean of p
+        mean_belief: f64 [0.0, 1.0],
+        /// agents whose ledger holds probe:0
+        probe_reach: u64,
+        /// agents whose ledger holds report:0
+        report_reach: u64,
+        /// agents with a direct check
+        checked: u64,
+        /// cumulative checks requested
+        requested: u64,
+        /// cumulative checks completed
+        completed: u64,
+        /// cumulative checks canceled
+        canceled: u64,
+        /// cumulative messages read
+        messages: u64,
+        /// cumulative effort units
+        effort: u64,
+        /// checks pending now
+        pending: u64,
+    }
+}
+
+impl Snapshot {
+    /// The run's cumulative counters at this snapshot.
+    pub fn counters(&self) -> Counters {
+        Counters {
+            requested: self.requested,
+            completed: self.completed,
+            canceled: self.canceled,
+            messages: self.messages,
+            effort: self.effort,
+        }
+    }
 }
 
 /// The metrics of one snapshot, and the first agent (if any) whose belief or
@@ -67,7 +104,11 @@ pub fn snapshot(
         probe_reach: 0,
         report_reach: 0,
         checked: 0,
-        counters: *counters,
+        requested: counters.requested,
+        completed: counters.completed,
+        canceled: counters.canceled,
+        messages: counters.messages,
+        effort: counters.effort,
         pending: 0,
     };
     let mut out_of_bounds = None;
@@ -103,12 +144,12 @@ pub fn snapshot(
 /// The identities every snapshot must satisfy, derived from its metrics
 /// alone, so `verify` can re-check them from stored trajectories.
 pub fn check_counts(s: &Snapshot, n: u64) -> Option<Violation> {
-    let c = &s.counters;
+    let c = &s.counters();
     let r = s.round as u64;
     let fail = |identity: &str, detail: String| {
         Some(Violation {
             identity: identity.to_string(),
-            round: Some(r),
+            at: Some(Position::Round(r)),
             detail,
         })
     };
@@ -159,7 +200,7 @@ pub fn check_identities(
     let bad = out_of_bounds?;
     Some(Violation {
         identity: "0.01 <= p <= 0.99 and ledger size <= 12".into(),
-        round: Some(s.round as u64),
+        at: Some(Position::Round(s.round as u64)),
         detail: format!(
             "agent {bad}: p {:?}, ledger size {}",
             agents[bad].p,
@@ -168,23 +209,62 @@ pub fn check_identities(
     })
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct Summary {
-    pub peak_mistaken: f64,
-    pub mean_mistaken: f64,
-    pub final_mistaken: f64,
-    pub peak_uncertain: f64,
-    pub mean_uncertain: f64,
-    pub final_uncertain: f64,
-    pub peak_brier: f64,
-    pub mean_brier: f64,
-    pub final_brier: f64,
-    pub final_correct: f64,
-    pub final_probe_reach: f64,
-    pub final_checked: f64,
-    pub final_pending: u64,
-    pub first_clear_round: Option<u32>,
-    pub counters: Counters,
+crate::record! {
+    /// A run's summary (section 6): its columns of `runs.parquet`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Summary {
+        /// max over snapshots of mistaken / N
+        peak_mistaken: f64 [0.0, 1.0],
+        /// mean over snapshots 0..=R of mistaken / N
+        mean_mistaken: f64 [0.0, 1.0],
+        /// mistaken / N at round R
+        final_mistaken: f64 [0.0, 1.0],
+        /// max of uncertain / N
+        peak_uncertain: f64 [0.0, 1.0],
+        /// mean of uncertain / N
+        mean_uncertain: f64 [0.0, 1.0],
+        /// uncertain / N at round R
+        final_uncertain: f64 [0.0, 1.0],
+        /// max of the Brier score
+        peak_brier: f64 [0.0, 1.0],
+        /// mean of the Brier score
+        mean_brier: f64 [0.0, 1.0],
+        /// Brier score at round R
+        final_brier: f64 [0.0, 1.0],
+        /// correct / N at round R
+        final_correct: f64 [0.0, 1.0],
+        /// agents holding probe:0 / N at round R
+        final_probe_reach: f64 [0.0, 1.0],
+        /// checked agents / N at round R
+        final_checked: f64 [0.0, 1.0],
+        /// checks still pending at round R
+        final_pending: u64,
+        /// first round from which mistaken stays 0; null if mistaken(R) > 0
+        first_clear_round: Option<u32>,
+        /// checks requested in the run
+        requested: u64,
+        /// checks completed
+        completed: u64,
+        /// pending checks canceled by a correction
+        canceled: u64,
+        /// messages read
+        messages: u64,
+        /// effort units spent (4 per agent-round)
+        effort: u64,
+    }
+}
+
+impl Summary {
+    /// The run's final counters.
+    pub fn counters(&self) -> Counters {
+        Counters {
+            requested: self.requested,
+            completed: self.completed,
+            canceled: self.canceled,
+            messages: self.messages,
+            effort: self.effort,
+        }
+    }
 }
 
 pub fn summarize(trajectory: &[Snapshot], n: usize) -> Summary {
@@ -219,6 +299,10 @@ pub fn summarize(trajectory: &[Snapshot], n: usize) -> Summary {
         final_checked: last.checked as f64 / n,
         final_pending: last.pending,
         first_clear_round,
-        counters: last.counters,
+        requested: last.requested,
+        completed: last.completed,
+        canceled: last.canceled,
+        messages: last.messages,
+        effort: last.effort,
     }
 }

@@ -1,31 +1,40 @@
-//! The command line: verb definitions (clap derive) and dispatch. Verbs are
-//! thin: they read files, call the pure core, print and write results.
+//! The command line: verb definitions (clap derive) and dispatch. Each verb
+//! is argument parsing, one library call and a writer; nothing here
+//! computes over runs.
 
-mod analyze;
-mod estimate;
-pub mod experiment;
+mod compare;
+mod describe;
+mod merge;
+mod plan;
 mod plot;
+mod progress;
 mod rank;
+mod run;
 mod set;
 mod simulate;
+mod summary;
 mod trust;
+mod verify;
 
-use anyhow::Result;
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::manifest::Manifest;
+use crate::model::Registry;
+
+pub use run::RunArgs;
 
 const AFTER_HELP: &str = "Examples:
   witness run experiments/default.toml      run a grid into results/default/
   witness plan experiments/sweep-540.toml   check a manifest, see its size and cost
   witness verify results/default            re-check stored results
   witness simulate --set policy=source_aware --export run.json
+  witness describe hive                     a model's parameters and columns
 
 Exit codes: 0 ok, 1 a check failed, 2 bad input.";
 
-/// A check ran and failed (identities, replay, verify).
-pub const EXIT_FAILED: u8 = 1;
-/// The input was wrong: arguments, parameters, manifest.
-pub const EXIT_BAD_INPUT: u8 = 2;
+pub const DEFAULT_MAX_RUNS: u64 = 10_000_000;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -41,33 +50,34 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Run one cascade configuration and print its summary.
-    Simulate {
-        /// A parameter in TOML syntax, e.g. `--set truth=true --set graph=hub
-        /// --set corrections=[10,20]`. Repeatable; defaults fill the rest.
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Write the single-run export (config, trajectory, agents) as JSON.
-        #[arg(long, value_name = "FILE")]
-        export: Option<PathBuf>,
-    },
+    /// Run one configuration of a model and print its summary.
+    Simulate(simulate::SimulateArgs),
     /// Re-run a single-run export and check it reproduces (exit 1 if not).
     Replay {
         /// A file written by `witness simulate --export`.
         export: PathBuf,
+    },
+    /// A model's parameters (kind, allowed values, default, doc, which
+    /// policies read it), output columns, tables, outcomes and ranking.
+    Describe {
+        /// The model [default: every model].
+        model: Option<String>,
+        /// Print the reference as Markdown (docs/reference/models.md).
+        #[arg(long)]
+        markdown: bool,
     },
     /// Check a manifest and show its runs, axes, arms, warnings and estimates.
     Plan {
         /// The experiment manifest (TOML), e.g. experiments/default.toml.
         manifest: PathBuf,
         /// Refuse grids with more runs than this.
-        #[arg(long, default_value_t = experiment::DEFAULT_MAX_RUNS)]
+        #[arg(long, default_value_t = DEFAULT_MAX_RUNS)]
         max_runs: u64,
     },
     /// Run every run of a manifest into a results folder (resumes if interrupted).
-    Run(experiment::RunArgs),
+    Run(RunArgs),
     /// Check a results folder: manifest hash, run keys, identities re-derived
-    /// from stored trajectories, and a replay of a sample of runs (or all).
+    /// from stored detail tables, and a replay of a sample of runs (or all).
     Verify {
         /// A results folder written by `witness run` (or `merge`).
         dir: PathBuf,
@@ -79,37 +89,10 @@ pub enum Command {
         all: bool,
     },
     /// Arm verdicts against a baseline arm, per scenario, with paired effects.
-    Compare {
-        /// A results folder whose manifest marks the baseline `placebo = true`.
-        dir: PathBuf,
-        /// The baseline arm (its placebo arm must have run).
-        #[arg(long)]
-        baseline: String,
-        /// A summary metric in [0, 1]: the answer compared, and the effect size.
-        #[arg(long, default_value = "peak_mistaken")]
-        metric: String,
-        /// A categorical outcome instead (e.g. cleared, terminal_majority):
-        /// any difference is a flip and the noise band does not gate.
-        #[arg(long)]
-        outcome: Option<String>,
-        /// A metric similarity 1 - |x - y| below this is a flip.
-        #[arg(long, default_value_t = 0.8)]
-        flip_below: f64,
-    },
+    Compare(compare::CompareArgs),
     /// Mean, standard deviation and 95 % interval of metrics per cell over seeds.
-    Summary {
-        /// A results folder.
-        dir: PathBuf,
-        /// Comma-separated grouping: `arm` and/or parameter names
-        /// [default: arm and every common grid axis but seed and replicate].
-        #[arg(long)]
-        by: Option<String>,
-        /// Comma-separated summary columns [default: the model's headline metrics].
-        #[arg(long)]
-        metrics: Option<String>,
-    },
-    /// Runs ordered by the model's ranking key, best first (the hive
-    /// benchmark: correct, then decided, then fewer turns; ties in grid
+    Summary(summary::SummaryArgs),
+    /// Runs ordered by the model's ranking key, best first (ties in grid
     /// order); writes DIR/rank.csv.
     Rank {
         /// A results folder.
@@ -123,25 +106,10 @@ pub enum Command {
     },
     /// Charts as SVG and PNG in DIR/plots: trajectories per scenario and a
     /// heatmap of a summary metric over two grid axes.
-    Plot {
-        /// A results folder.
-        dir: PathBuf,
-        /// Draw only this scenario, e.g. "truth=false, graph=hub".
-        #[arg(long)]
-        scenario: Option<String>,
-        /// The summary metric of the heatmap.
-        #[arg(long, default_value = "peak_mistaken")]
-        metric: String,
-        /// Heatmap x axis [default: the first grid axis with several values].
-        #[arg(long)]
-        x: Option<String>,
-        /// Heatmap y axis [default: the second such axis].
-        #[arg(long)]
-        y: Option<String>,
-    },
+    Plot(plot::PlotArgs),
     /// trust-v1: score evidence tables, or compare contextual ratings.
     #[command(subcommand)]
-    Trust(TrustCommand),
+    Trust(trust::TrustCommand),
     /// Assemble the final tables from the parts written by every shard.
     Merge {
         /// The shared results folder the shards wrote their parts into.
@@ -151,109 +119,47 @@ pub enum Command {
     },
 }
 
-#[derive(Subcommand, Debug)]
-pub enum TrustCommand {
-    /// Score every revision, item and claim; write scores, ratings,
-    /// reputation and ranking (Parquet, and CSV with --csv) into --out.
-    Score {
-        #[command(flatten)]
-        inputs: trust::Inputs,
-        /// The output folder.
-        #[arg(long)]
-        out: PathBuf,
-        /// Also write each table as CSV.
-        #[arg(long)]
-        csv: bool,
-    },
-    /// A target's ratings of one dimension in the contexts holding every
-    /// facet asked for (all contexts, said so, when none does), with its
-    /// usage failures next to the score.
-    Compare {
-        #[command(flatten)]
-        inputs: trust::Inputs,
-        /// The rated target.
-        #[arg(long)]
-        target: String,
-        /// The rated dimension.
-        #[arg(long)]
-        dimension: String,
-        /// Facets key=value joined by `;`, e.g. "lang=rust;os=linux".
-        #[arg(long, default_value = "")]
-        context: String,
-    },
-}
-
-pub fn run(cli: Cli) -> Result<u8> {
+/// Runs a verb; the exit code on success (1 when a check failed).
+pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
     match cli.command {
-        Command::Simulate { set, export } => simulate::simulate(&set, export.as_deref()),
-        Command::Replay { export } => simulate::replay(&export),
-        Command::Plan { manifest, max_runs } => experiment::plan(&manifest, max_runs),
-        Command::Run(args) => experiment::run(&args),
-        Command::Merge { dir, quiet } => experiment::merge(&dir, quiet),
-        Command::Compare {
-            dir,
-            baseline,
-            metric,
-            outcome,
-            flip_below,
-        } => analyze::compare(
-            &dir,
-            &analyze::CompareArgs {
-                baseline: &baseline,
-                metric: &metric,
-                outcome: outcome.as_deref(),
-                flip_below,
-            },
-        ),
-        Command::Plot {
-            dir,
-            scenario,
-            metric,
-            x,
-            y,
-        } => plot::plot(
-            &dir,
-            &plot::PlotArgs {
-                scenario: scenario.as_deref(),
-                metric: &metric,
-                x: x.as_deref(),
-                y: y.as_deref(),
-            },
-        ),
-        Command::Summary { dir, by, metrics } => {
-            analyze::summary(&dir, by.as_deref(), metrics.as_deref())
+        Command::Simulate(a) => simulate::simulate(&a, registry),
+        Command::Replay { export } => simulate::replay(&export, registry),
+        Command::Describe { model, markdown } => {
+            describe::describe(model.as_deref(), markdown, registry)
         }
+        Command::Plan { manifest, max_runs } => plan::plan(&manifest, max_runs, registry),
+        Command::Run(args) => run::run(&args, registry),
+        Command::Merge { dir, quiet } => merge::merge(&dir, quiet, registry),
+        Command::Verify { dir, replay, all } => verify::verify(&dir, replay, all, registry),
+        Command::Compare(a) => compare::compare(&a, registry),
+        Command::Summary(a) => summary::summary(&a, registry),
         Command::Rank {
             dir,
             top,
             grid_order,
-        } => rank::rank(&dir, top, grid_order),
-        Command::Trust(TrustCommand::Score { inputs, out, csv }) => {
-            trust::score(&inputs, &out, csv)
-        }
-        Command::Trust(TrustCommand::Compare {
-            inputs,
-            target,
-            dimension,
-            context,
-        }) => trust::compare(&inputs, &target, &dimension, &context),
-        Command::Verify { dir, replay, all } => experiment::verify(&dir, replay, all),
+        } => rank::rank(&dir, top, grid_order, registry),
+        Command::Plot(a) => plot::plot(&a, registry),
+        Command::Trust(t) => trust::run(t),
     }
 }
 
-/// Input errors exit 2 so scripts can tell a typo from a failed check.
-pub fn exit_code(err: &anyhow::Error) -> u8 {
-    let input = err
-        .chain()
-        .any(|e| e.is::<InputError>() || e.is::<crate::params::ParamError>());
-    if input {
-        EXIT_BAD_INPUT
-    } else {
-        EXIT_FAILED
-    }
+/// Reads and validates a manifest file.
+pub fn load(path: &Path, registry: &Registry) -> Result<Manifest> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Usage(format!("{}: cannot read the manifest: {e}", path.display())))?;
+    Ok(Manifest::parse(
+        &path.display().to_string(),
+        &text,
+        registry,
+    )?)
 }
 
-/// Marks an error as the user's input being wrong (exit 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct InputError(pub String);
+/// Prints the problems a check found, at most 20 of them.
+fn print_problems(problems: &[String]) {
+    for p in problems.iter().take(20) {
+        println!("  {p}");
+    }
+    if problems.len() > 20 {
+        println!("  ... and {} more", problems.len() - 20);
+    }
+}

@@ -20,8 +20,8 @@ pub fn apply(specs: &[ParamSpec], p: &mut Resolved, sets: &[String]) -> Result<(
                 "e.g. --set truth=true".into(),
             )
         })?;
-        let spec = lookup(specs, k.trim())?;
-        p.set(spec.name, spec.accept(&parse_value(v.trim()))?);
+        let id = lookup(specs, k.trim())?;
+        p.set(id, id.spec(specs).accept(&parse_value(v.trim()))?);
     }
     Ok(())
 }

@@ -3,16 +3,59 @@
 //! its tables. Every input is read and validated before anything is
 //! written, so bad input leaves the output folder untouched.
 
-use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::InputError;
+use crate::error::{Error, Result};
 use crate::params::Value;
-use crate::sink::parquet;
+use crate::store::{parquet, Format};
 use crate::trust::evidence::{normalize_context, Evidence, Tables};
 use crate::trust::input::RawTable;
 use crate::trust::output::Report;
+
+#[derive(clap::Subcommand, Debug)]
+pub enum TrustCommand {
+    /// Score every revision, item and claim; write scores, ratings,
+    /// reputation and ranking (Parquet, and CSV with --csv) into --out.
+    Score {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// The output folder.
+        #[arg(long)]
+        out: PathBuf,
+        /// Also write each table as CSV.
+        #[arg(long)]
+        csv: bool,
+    },
+    /// A target's ratings of one dimension in the contexts holding every
+    /// facet asked for (all contexts, said so, when none does), with its
+    /// usage failures next to the score.
+    Compare {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// The rated target.
+        #[arg(long)]
+        target: String,
+        /// The rated dimension.
+        #[arg(long)]
+        dimension: String,
+        /// Facets key=value joined by `;`, e.g. "lang=rust;os=linux".
+        #[arg(long, default_value = "")]
+        context: String,
+    },
+}
+
+pub fn run(t: TrustCommand) -> Result<u8> {
+    match t {
+        TrustCommand::Score { inputs, out, csv } => score(&inputs, &out, csv),
+        TrustCommand::Compare {
+            inputs,
+            target,
+            dimension,
+            context,
+        } => compare(&inputs, &target, &dimension, &context),
+    }
+}
 
 #[derive(clap::Args, Debug)]
 pub struct Inputs {
@@ -62,22 +105,27 @@ fn cell(v: &Value) -> String {
 pub fn read_table(path: &Path) -> Result<RawTable> {
     let file = path.display().to_string();
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let bad = |e: String| Error::Usage(format!("{file}: {e}"));
     let (columns, rows) = match ext {
         "csv" => {
-            let mut r = csv::Reader::from_path(path).with_context(|| file.clone())?;
-            let columns: Vec<String> = r.headers()?.iter().map(|h| h.trim().to_string()).collect();
+            let mut r = csv::Reader::from_path(path).map_err(|e| bad(e.to_string()))?;
+            let columns: Vec<String> = r
+                .headers()
+                .map_err(|e| bad(e.to_string()))?
+                .iter()
+                .map(|h| h.trim().to_string())
+                .collect();
             let mut rows = Vec::new();
             for (i, rec) in r.records().enumerate() {
-                let rec = rec.map_err(|e| InputError(format!("{file}: row {}: {e}", i + 1)))?;
+                let rec = rec.map_err(|e| bad(format!("row {}: {e}", i + 1)))?;
                 rows.push(rec.iter().map(str::to_string).collect());
             }
             (columns, rows)
         }
         "parquet" => {
-            let columns = parquet::column_names(path).with_context(|| file.clone())?;
+            let columns = parquet::column_names(path).map_err(|e| bad(e.to_string()))?;
             let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-            let cols = parquet::read_columns(path, &names)
-                .map_err(|e| InputError(format!("{file}: {e}")))?;
+            let cols = parquet::read_columns(path, &names).map_err(|e| bad(e.to_string()))?;
             let n = cols.first().map_or(0, Vec::len);
             let rows = (0..n)
                 .map(|i| cols.iter().map(|c| cell(&c[i])).collect())
@@ -85,10 +133,9 @@ pub fn read_table(path: &Path) -> Result<RawTable> {
             (columns, rows)
         }
         _ => {
-            return Err(InputError(format!(
-                "{file}: unknown table format `.{ext}`; use .csv or .parquet"
-            ))
-            .into())
+            return Err(bad(format!(
+                "unknown table format `.{ext}`; use .csv or .parquet"
+            )))
         }
     };
     Ok(RawTable {
@@ -105,7 +152,7 @@ fn previous_reputation(path: Option<&Path>) -> Result<HashMap<String, f64>> {
     let t = read_table(path)?;
     let col = |name: &str| {
         t.columns.iter().position(|c| c == name).ok_or_else(|| {
-            InputError(format!(
+            Error::Usage(format!(
                 "{}: missing column `{name}`; a reputation output has actor and reputation",
                 t.file
             ))
@@ -120,7 +167,7 @@ fn previous_reputation(path: Option<&Path>) -> Result<HashMap<String, f64>> {
             .ok()
             .filter(|x| (0.05..=1.0).contains(x))
             .ok_or_else(|| {
-                InputError(format!(
+                Error::Usage(format!(
                     "{}: row {}, field `reputation` = {:?}: allowed: a number in 0.05 ..= 1",
                     t.file,
                     i + 1,
@@ -148,31 +195,36 @@ pub fn load(i: &Inputs) -> Result<(Tables, HashMap<String, f64>)> {
 
 pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
     let (tables, previous) = load(i)?;
-    let ev = Evidence::new(&tables).map_err(|e| InputError(e.to_string()))?;
+    let ev = Evidence::new(&tables)?;
     drop(tables);
     let report = Report::from_evidence(&ev, i.today, &previous);
     drop(ev);
-    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let kv = vec![
         ("witness.model".to_string(), "trust-v1".to_string()),
         ("witness.today".to_string(), i.today.to_string()),
     ];
-    for (name, columns, rows) in report.tables() {
-        let schema = parquet::schema(columns.iter().map(parquet::column_field).collect());
-        let path = out.join(format!("{name}.parquet"));
-        parquet::write(&path, &schema, [parquet::batch(&schema, &rows)], &kv)
-            .with_context(|| path.display().to_string())?;
-        if csv_too {
-            let mut w = csv::Writer::from_writer(Vec::new());
-            w.write_record(columns.iter().map(|c| c.name))?;
-            for row in &rows {
-                w.write_record(row.iter().map(cell))?;
+    let mut formats = vec![Format::Parquet];
+    if csv_too {
+        formats.push(Format::Csv);
+    }
+    for (name, table) in report.tables() {
+        let mut last = PathBuf::new();
+        for &f in &formats {
+            let path = out.join(format!("{name}.{}", f.extension()));
+            table
+                .write(&path, f, &kv)
+                .map_err(|e| Error::store(&path, e))?;
+            if f == Format::Parquet {
+                last = path;
             }
-            let path = out.join(format!("{name}.csv"));
-            crate::sink::atomic::write(&path, &w.into_inner()?)
-                .with_context(|| path.display().to_string())?;
         }
-        println!("{:<11} {:>7} rows -> {}", name, rows.len(), path.display());
+        println!(
+            "{:<11} {:>7} rows -> {}",
+            name,
+            table.rows.len(),
+            last.display()
+        );
     }
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     for s in &report.scores {
@@ -185,9 +237,9 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
 
 pub fn compare(i: &Inputs, target: &str, dimension: &str, context: &str) -> Result<u8> {
     let (tables, previous) = load(i)?;
-    let ev = Evidence::new(&tables).map_err(|e| InputError(e.to_string()))?;
+    let ev = Evidence::new(&tables)?;
     let facets = normalize_context(context)
-        .map_err(|e| InputError(format!("--context {context:?}: {e}")))?;
+        .map_err(|e| Error::Usage(format!("--context {context:?}: {e}")))?;
     let weights = crate::trust::reputation::weights(&ev, &previous);
     let (r, fell_back) =
         crate::trust::ratings::compare(&ev, i.today, &weights, target, dimension, &facets);

@@ -5,133 +5,80 @@
 
 use super::fold::Policy;
 use super::policy::{hive, hive_plus, Mechanism, RoomPolicy};
-use crate::params::{spec, Kind, ParamError, ParamSpec, Resolved, Value};
+use crate::params::{Kind, ParamError, ParamSet, Params, Resolved};
 
-pub const POLICIES: &[&str] = &["ladder", "vote", "hive", "hive+"];
-/// Knobs of the deliberating policies; the ladder and the vote read none
-/// of them except the vote's `budget`.
-pub const KNOBS: &[&str] = &[
-    "budget",
-    "threshold",
-    "blind",
-    "repetition",
-    "dominance",
-    "window",
-    "grounded",
-    "refutation_cap",
-    "evidential",
-];
+crate::words! {
+    /// The arms' mechanisms and presets.
+    pub enum HivePolicy {
+        Ladder = "ladder",
+        Vote = "vote",
+        Hive = "hive",
+        HivePlus = "hive+",
+    }
+}
 
-pub const PARAMS: &[ParamSpec] = &[
-    spec!(
-        "seed",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX
-        },
-        Value::Int(1),
-        "run seed S; room i is seeded mix(S, i)"
-    ),
-    spec!(
-        "rooms",
-        Kind::Int {
-            min: 1,
-            max: 100_000_000
-        },
-        Value::Int(500),
-        "episodes (rooms) per run"
-    ),
-    spec!(
-        "agents",
-        Kind::Int { min: 2, max: 8 },
-        Value::Int(5),
-        "members per room, in the order planner, critic, archivist, scout, auditor, historian, builder, reviewer"
-    ),
-    spec!(
-        "topics",
-        Kind::Int { min: 2, max: 8 },
-        Value::Int(4),
-        "options per room: stage, ship, revert, shadow, canary, freeze, split, pilot"
-    ),
-    spec!(
-        "noise",
-        Kind::Int {
-            min: 0,
-            max: 1_000_000
-        },
-        Value::Int(90),
-        "evaluation noise: each evaluation is 100 (true) or 40 (decoy) plus a uniform draw in -noise..=noise"
-    ),
-    spec!(
-        "policy",
-        Kind::Choice(POLICIES),
-        Value::Str("hive+".into()),
-        "ladder (one member answers), vote (plurality over budget turns), hive or hive+ (quorum presets)"
-    ),
-    spec!(
-        "budget",
-        Kind::IntOrNone {
-            min: 1,
-            max: 1_000_000
-        },
-        Value::Null,
-        "turns before the episode is exhausted (vote: votes cast); none: the preset, 12 for hive, max(3n, 6) for hive+ and vote"
-    ),
-    spec!(
-        "threshold",
-        Kind::IntOrNone { min: 1, max: 8 },
-        Value::Null,
-        "counted supporters a topic needs to carry; none: the preset, 2 for hive, max(min(n/2+1, n-1), 2) for hive+"
-    ),
-    spec!(
-        "blind",
-        Kind::Bool,
-        Value::Bool(true),
-        "blind round: until every member has posted, a speaker sees only the task and its own messages"
-    ),
-    spec!(
-        "repetition",
-        Kind::IntOrNone { min: 1, max: 8 },
-        Value::Null,
-        "supports of a topic with this many counted supporters add no salience; none: 3 for hive, 2 for hive+"
-    ),
-    spec!(
-        "dominance",
-        Kind::IntOrNone { min: 0, max: 100 },
-        Value::Null,
-        "a member's share of grounded traces above this percentage is dominant; none: 50 for hive, 40 for hive+"
-    ),
-    spec!(
-        "window",
-        Kind::Int {
-            min: 1,
-            max: 1_000_000
-        },
-        Value::Int(100),
-        "the fold keeps traces with sequence in at-window..=at"
-    ),
-    spec!(
-        "grounded",
-        Kind::Bool,
-        Value::Bool(true),
-        "supports and objections count only when they cite something"
-    ),
-    spec!(
-        "refutation_cap",
-        Kind::IntOrNone {
-            min: 1,
-            max: 1_000_000
-        },
-        Value::Null,
-        "a topic refuted by this many members cannot carry, and members refute rivals they rate far below their favourite; none: off"
-    ),
-    spec!(
-        "evidential",
-        Kind::Bool,
-        Value::Bool(false),
-        "a support counts only if its citation chain reaches evidence, an objection only from a member who gave evidence"
-    ),
-];
+crate::params! {
+    /// Every parameter of the hive model, in the column order of
+    /// `runs.parquet`.
+    pub struct HiveParams {
+        /// run seed S; room i is seeded mix(S, i)
+        seed: u64 = 1, Kind::int(0, i64::MAX), Seed;
+        /// episodes (rooms) per run
+        rooms: u64 = 500, Kind::int(1, 100_000_000);
+        /// members per room, in the order planner, critic, archivist, scout, auditor, historian, builder, reviewer
+        agents: usize = 5, Kind::int(2, 8);
+        /// options per room: stage, ship, revert, shadow, canary, freeze, split, pilot
+        topics: usize = 4, Kind::int(2, 8);
+        /// evaluation noise: each evaluation is 100 (true) or 40 (decoy) plus a uniform draw in -noise..=noise
+        noise: u64 = 90, Kind::int(0, 1_000_000);
+        /// ladder (one member answers), vote (plurality over budget turns), hive or hive+ (quorum presets)
+        policy: HivePolicy = HivePolicy::HivePlus, Kind::choice::<HivePolicy>(), Arm;
+        /// turns before the episode is exhausted (vote: votes cast); none: the preset, 12 for hive, max(3n, 6) for hive+ and vote
+        budget: Option<u64> = None, Kind::int_or_none(1, 1_000_000);
+        /// counted supporters a topic needs to carry; none: the preset, 2 for hive, max(min(n/2+1, n-1), 2) for hive+
+        threshold: Option<usize> = None, Kind::int_or_none(1, 8);
+        /// blind round: until every member has posted, a speaker sees only the task and its own messages
+        blind: bool = true, Kind::Bool;
+        /// supports of a topic with this many counted supporters add no salience; none: 3 for hive, 2 for hive+
+        repetition: Option<u32> = None, Kind::int_or_none(1, 8);
+        /// a member's share of grounded traces above this percentage is dominant; none: 50 for hive, 40 for hive+
+        dominance: Option<u64> = None, Kind::int_or_none(0, 100);
+        /// the fold keeps traces with sequence in at-window..=at
+        window: u64 = 100, Kind::int(1, 1_000_000);
+        /// supports and objections count only when they cite something
+        grounded: bool = true, Kind::Bool;
+        /// a topic refuted by this many members cannot carry, and members refute rivals they rate far below their favourite; none: off
+        refutation_cap: Option<usize> = None, Kind::int_or_none(1, 1_000_000);
+        /// a support counts only if its citation chain reaches evidence, an objection only from a member who gave evidence
+        evidential: bool = false, Kind::Bool;
+    }
+}
+
+/// Every parameter, in declaration order.
+pub const PARAMS: &[crate::params::ParamSpec] = HiveParams::SPECS;
+
+/// Knobs of the deliberating policies but the budget; the ladder reads
+/// none of them and the vote only the budget.
+const DELIBERATION: ParamSet = ParamSet::of(&[
+    HiveParams::threshold,
+    HiveParams::blind,
+    HiveParams::repetition,
+    HiveParams::dominance,
+    HiveParams::window,
+    HiveParams::grounded,
+    HiveParams::refutation_cap,
+    HiveParams::evidential,
+]);
+
+impl HivePolicy {
+    pub fn mechanism(self) -> Mechanism {
+        match self {
+            HivePolicy::Ladder => Mechanism::Ladder,
+            HivePolicy::Vote => Mechanism::Vote,
+            HivePolicy::Hive | HivePolicy::HivePlus => Mechanism::Hive,
+        }
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -145,45 +92,34 @@ pub struct Config {
     pub policy: RoomPolicy,
 }
 
-fn opt(p: &Resolved, name: &str) -> Option<i64> {
-    match p.get(name) {
-        Value::Int(i) => Some(*i),
-        _ => None,
-    }
-}
-
 impl Config {
-    pub fn from_resolved(p: &Resolved) -> Result<Config, ParamError> {
-        let agents = p.int("agents") as usize;
-        let name = p.str("policy");
-        let mechanism = match name {
-            "ladder" => Mechanism::Ladder,
-            "vote" => Mechanism::Vote,
-            _ => Mechanism::Hive,
-        };
-        let mut policy = if name == "hive" {
+    pub fn new(p: HiveParams) -> Result<Config, ParamError> {
+        let agents = p.agents;
+        let mechanism = p.policy.mechanism();
+        // The ladder and the vote read hive+'s preset budget.
+        let mut policy = if p.policy == HivePolicy::Hive {
             hive(agents)
         } else {
             hive_plus(agents)
         };
-        if let Some(b) = opt(p, "budget") {
-            policy.budget = b as u64;
+        if let Some(b) = p.budget {
+            policy.budget = b;
         }
-        if let Some(t) = opt(p, "threshold") {
-            policy.fold.threshold = t as usize;
+        if let Some(t) = p.threshold {
+            policy.fold.threshold = t;
         }
-        if let Some(r) = opt(p, "repetition") {
-            policy.repetition = r as u32;
+        if let Some(r) = p.repetition {
+            policy.repetition = r;
         }
-        if let Some(d) = opt(p, "dominance") {
-            policy.dominance = d as u64;
+        if let Some(d) = p.dominance {
+            policy.dominance = d;
         }
-        policy.blind = p.bool("blind");
+        policy.blind = p.blind;
         policy.fold = Policy {
-            window: p.int("window") as u64,
-            require_grounded: p.bool("grounded"),
-            require_evidential: p.bool("evidential"),
-            refutation_cap: opt(p, "refutation_cap").map(|c| c as usize),
+            window: p.window,
+            require_grounded: p.grounded,
+            require_evidential: p.evidential,
+            refutation_cap: p.refutation_cap,
             ..policy.fold
         };
         if mechanism == Mechanism::Hive && policy.fold.threshold > agents {
@@ -195,22 +131,27 @@ impl Config {
             ));
         }
         Ok(Config {
-            seed: p.int("seed") as u64,
-            rooms: p.int("rooms") as u64,
+            seed: p.seed,
+            rooms: p.rooms,
             agents,
-            topics: p.int("topics") as usize,
-            noise: p.int("noise") as u64,
+            topics: p.topics,
+            noise: p.noise,
             mechanism,
             policy,
         })
     }
 
+    /// `new` from a resolved parameter set.
+    pub fn from_resolved(p: &Resolved) -> Result<Config, ParamError> {
+        Config::new(HiveParams::from_resolved(p))
+    }
+
     /// Parameters this configuration does not read.
-    pub fn ignored(&self) -> Vec<&'static str> {
+    pub fn ignored(&self) -> ParamSet {
         match self.mechanism {
-            Mechanism::Ladder => KNOBS.to_vec(),
-            Mechanism::Vote => KNOBS[1..].to_vec(),
-            Mechanism::Hive => vec![],
+            Mechanism::Ladder => DELIBERATION.union(ParamSet::of(&[HiveParams::budget])),
+            Mechanism::Vote => DELIBERATION,
+            Mechanism::Hive => ParamSet::EMPTY,
         }
     }
 
@@ -226,11 +167,12 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Value;
 
     fn with(pairs: &[(&'static str, Value)]) -> Result<Config, ParamError> {
         let mut p = Resolved::defaults(PARAMS);
         for (k, v) in pairs {
-            p.set(k, v.clone());
+            p.set_named(k, v.clone());
         }
         Config::from_resolved(&p)
     }
@@ -251,7 +193,10 @@ mod tests {
         assert_eq!(c.policy.budget, 15);
         let c = with(&[("policy", Value::Str("vote".into()))]).unwrap();
         assert_eq!(c.budget(), 15, "the vote's budget is hive+'s");
-        assert!(c.ignored().contains(&"threshold") && !c.ignored().contains(&"budget"));
+        assert!(
+            c.ignored().contains(HiveParams::threshold)
+                && !c.ignored().contains(HiveParams::budget)
+        );
     }
 
     #[test]

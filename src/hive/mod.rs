@@ -13,3 +13,7 @@ pub mod model;
 pub mod policy;
 pub mod rng;
 pub mod room;
+
+pub use model::{Hive, MODEL};
+
+pub const VERSION: &str = "hive-rooms/1";

@@ -2,82 +2,75 @@
 //! over `rooms` episodes; its summary row carries the published metrics and
 //! ending counts, and an optional `episodes` table one row per room.
 
-use super::config::{Config, PARAMS};
+use super::config::{Config, HiveParams};
 use super::episode::{play_in, Ending, Scratch};
 use super::policy::Mechanism;
 use super::room::{Room, OPTIONS};
+use super::VERSION;
 use crate::model::{
-    col, col_null, ColType, Column, Model, RankSpec, Row, RunOutput, TableSpec, Violation,
+    DetailTable, Model, Position, Ran, Ranking, Registered, RunContext, Stored, TableSpec,
+    Violation,
 };
-use crate::params::{ParamError, ParamSpec, Resolved, Value};
+use crate::params::{ParamError, ParamSet};
 
-pub const VERSION: &str = "hive-rooms/1";
+crate::record! {
+    /// A run's summary: its columns of `runs.parquet`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct HiveSummary {
+        /// total turns / rooms
+        turns_per_episode: f64,
+        /// 100 x converged / rooms
+        decided_pct: f64 [0.0, 100.0],
+        /// 100 x converged on the true option / rooms
+        correct_pct: f64 [0.0, 100.0],
+        /// member messages posted over all rooms
+        turns: u64,
+        /// rooms that converged (decided)
+        converged: u64,
+        /// rooms that converged on the true option
+        correct: u64,
+        /// rooms that ended deadlocked
+        deadlocked: u64,
+        /// rooms that ran out of budget
+        exhausted: u64,
+        /// rooms where no member bid
+        idle: u64,
+        /// turns allowed per room after presets (1 for the ladder)
+        effective_budget: u64,
+        /// quorum threshold after presets; null for ladder and vote
+        effective_threshold: Option<u64>,
+        /// repetition cap after presets; null for ladder and vote
+        effective_repetition: Option<u64>,
+        /// dominance cap after presets; null for ladder and vote
+        effective_dominance: Option<u64>,
+    }
+}
 
-use ColType::{Bool, Float, Int, Str};
+crate::record! {
+    /// One room of a run: a row of `episodes.parquet`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct EpisodeRow {
+        /// room index i, seeded mix(seed, i)
+        episode: u64,
+        /// the true option
+        truth: String,
+        /// converged, deadlocked, exhausted or idle
+        ending: String,
+        /// the option converged on; null unless converged
+        decided: Option<String>,
+        /// converged on the true option
+        correct: bool,
+        /// member messages posted in the room
+        turns: u64,
+    }
+}
 
-pub const SUMMARY: &[Column] = &[
-    col("turns_per_episode", Float, "total turns / rooms"),
-    col("decided_pct", Float, "100 x converged / rooms"),
-    col(
-        "correct_pct",
-        Float,
-        "100 x converged on the true option / rooms",
-    ),
-    col("turns", Int, "member messages posted over all rooms"),
-    col("converged", Int, "rooms that converged (decided)"),
-    col("correct", Int, "rooms that converged on the true option"),
-    col("deadlocked", Int, "rooms that ended deadlocked"),
-    col("exhausted", Int, "rooms that ran out of budget"),
-    col("idle", Int, "rooms where no member bid"),
-    col(
-        "effective_budget",
-        Int,
-        "turns allowed per room after presets (1 for the ladder)",
-    ),
-    col_null(
-        "effective_threshold",
-        Int,
-        "quorum threshold after presets; null for ladder and vote",
-    ),
-    col_null(
-        "effective_repetition",
-        Int,
-        "repetition cap after presets; null for ladder and vote",
-    ),
-    col_null(
-        "effective_dominance",
-        Int,
-        "dominance cap after presets; null for ladder and vote",
-    ),
-];
-
-pub const EPISODES: &[Column] = &[
-    col("episode", Int, "room index i, seeded mix(seed, i)"),
-    col("truth", Str, "the true option"),
-    col("ending", Str, "converged, deadlocked, exhausted or idle"),
-    col_null(
-        "decided",
-        Str,
-        "the option converged on; null unless converged",
-    ),
-    col("correct", Bool, "converged on the true option"),
-    col("turns", Int, "member messages posted in the room"),
-];
-
-pub const TABLES: &[TableSpec] = &[TableSpec {
-    name: "episodes",
-    columns: EPISODES,
-    default_on: false,
-    doc: "one row per run and room",
-}];
+pub const EPISODES: DetailTable<EpisodeRow> =
+    DetailTable::new("episodes", false, "one row per run and room");
 
 pub struct Hive;
 
-fn int(x: u64) -> Value {
-    Value::Int(x as i64)
-}
-
-/// One room under the run's mechanism: (ending, turns).
+/// One room under the run's mechanism: (room, ending, turns).
 fn episode(c: &Config, i: u64, scratch: &mut Scratch) -> (Room, Ending, u64) {
     let room = Room::new(c.seed, i, c.agents, c.topics, c.noise);
     let (ending, turns) = match c.mechanism {
@@ -94,93 +87,72 @@ fn episode(c: &Config, i: u64, scratch: &mut Scratch) -> (Room, Ending, u64) {
     (room, ending, turns)
 }
 
-fn episode_row(i: u64, room: &Room, ending: Ending, turns: u64) -> Row {
-    let decided = match ending {
-        Ending::Converged(t) => Some(t),
-        _ => None,
-    };
-    vec![
-        int(i),
-        Value::Str(OPTIONS[room.truth as usize].into()),
-        Value::Str(ending.name().into()),
-        decided.map_or(Value::Null, |t| Value::Str(OPTIONS[t as usize].into())),
-        Value::Bool(decided == Some(room.truth)),
-        int(turns),
-    ]
+/// What the per-room identities look at, as words (live or stored).
+struct Facts<'a> {
+    episode: u64,
+    truth: &'a str,
+    ending: &'a str,
+    decided: Option<&'a str>,
+    correct: bool,
+    turns: u64,
 }
 
-/// The per-room identities a stored episode row must satisfy.
-fn check_episode(c: &Config, row: &Row) -> Option<Violation> {
-    episode_problem(c, row).map(|detail| Violation {
-        identity: "turns within budget, exhausted at the budget, correct = decided on truth".into(),
-        round: match row[0] {
-            Value::Int(i) => Some(i as u64),
-            _ => None,
-        },
-        detail,
-    })
-}
-
-fn episode_problem(c: &Config, row: &Row) -> Option<String> {
-    let (Value::Str(truth), Value::Str(ending), decided, Value::Bool(correct), Value::Int(turns)) =
-        (&row[1], &row[2], &row[3], &row[4], &row[5])
-    else {
-        return Some(format!("unexpected column types in {row:?}"));
-    };
-    let budget = c.budget() as i64;
-    if *turns > budget || (ending == "exhausted" && *turns != budget) {
-        return Some(format!(
-            "{turns} turns with budget {budget}, ending {ending}"
-        ));
+impl Facts<'_> {
+    fn check(&self, budget: u64) -> Option<Violation> {
+        let fail = |detail: String| {
+            Some(Violation {
+                identity:
+                    "turns within budget, exhausted at the budget, correct = decided on truth"
+                        .into(),
+                at: Some(Position::Episode(self.episode)),
+                detail,
+            })
+        };
+        let (turns, ending) = (self.turns, self.ending);
+        if turns > budget || (ending == "exhausted" && turns != budget) {
+            return fail(format!(
+                "{turns} turns with budget {budget}, ending {ending}"
+            ));
+        }
+        if self.decided.is_some() != (ending == "converged") {
+            return fail(format!("ending {ending} with decided {:?}", self.decided));
+        }
+        if self.correct != (self.decided == Some(self.truth)) {
+            return fail(format!(
+                "correct = {} with decided {:?}, truth {}",
+                self.correct, self.decided, self.truth
+            ));
+        }
+        None
     }
-    let decided = match decided {
-        Value::Str(s) => Some(s),
-        _ => None,
-    };
-    if decided.is_some() != (ending == "converged") {
-        return Some(format!("ending {ending} with decided {decided:?}"));
-    }
-    if *correct != (decided == Some(truth)) {
-        return Some(format!(
-            "correct = {correct} with decided {decided:?}, truth {truth}"
-        ));
-    }
-    None
 }
 
 impl Model for Hive {
-    fn name(&self) -> &'static str {
-        "hive"
+    const NAME: &'static str = "hive";
+    const VERSION: &'static str = VERSION;
+    const DOC: &'static str =
+        "hive-rooms/1: rooms of members deliberating by marker lines until a quorum fold converges";
+    type Params = HiveParams;
+    type Config = Config;
+    type Summary = HiveSummary;
+    const TABLES: &'static [TableSpec] = &[EPISODES.spec];
+
+    fn configure(p: HiveParams) -> Result<Config, ParamError> {
+        Config::new(p)
     }
-    fn version(&self) -> &'static str {
-        VERSION
+
+    fn ignored(c: &Config) -> ParamSet {
+        c.ignored()
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn validate(&self, p: &Resolved) -> Result<(), ParamError> {
-        Config::from_resolved(p).map(|_| ())
-    }
-    fn ignored(&self, p: &Resolved) -> Vec<&'static str> {
-        Config::from_resolved(p)
-            .map(|c| c.ignored())
-            .unwrap_or_default()
-    }
-    fn summary_columns(&self) -> &'static [Column] {
-        SUMMARY
-    }
-    fn tables(&self) -> &'static [TableSpec] {
-        TABLES
-    }
-    fn run(&self, p: &Resolved, want: &[bool]) -> RunOutput {
-        let c = Config::from_resolved(p).expect("the runner validates parameters first");
+
+    fn run(c: &Config, cx: &mut RunContext) -> Ran<HiveSummary> {
         let mut ends = [0u64; 4];
         let (mut turns, mut correct) = (0, 0);
-        let mut rows = Vec::new();
         let mut violation = None;
         let mut scratch = Scratch::default();
+        let mut rows = cx.table(&EPISODES);
         for i in 0..c.rooms {
-            let (room, ending, t) = episode(&c, i, &mut scratch);
+            let (room, ending, t) = episode(c, i, &mut scratch);
             turns += t;
             ends[match ending {
                 Ending::Converged(_) => 0,
@@ -188,83 +160,113 @@ impl Model for Hive {
                 Ending::Exhausted => 2,
                 Ending::Idle => 3,
             }] += 1;
-            correct += u64::from(ending == Ending::Converged(room.truth));
-            let row = episode_row(i, &room, ending, t);
+            let decided = match ending {
+                Ending::Converged(t) => Some(OPTIONS[t as usize]),
+                _ => None,
+            };
+            let facts = Facts {
+                episode: i,
+                truth: OPTIONS[room.truth as usize],
+                ending: ending.name(),
+                decided,
+                correct: ending == Ending::Converged(room.truth),
+                turns: t,
+            };
+            correct += u64::from(facts.correct);
             if violation.is_none() {
-                violation = check_episode(&c, &row);
+                violation = facts.check(c.budget());
             }
-            if want[0] {
-                rows.push(row);
+            if let Some(rows) = rows.as_mut() {
+                rows.push(&EpisodeRow {
+                    episode: i,
+                    truth: facts.truth.into(),
+                    ending: facts.ending.into(),
+                    decided: facts.decided.map(str::to_string),
+                    correct: facts.correct,
+                    turns: t,
+                });
             }
         }
         let e = c.rooms as f64;
-        let hive = c.mechanism == Mechanism::Hive;
-        let knob = |x: u64| if hive { int(x) } else { Value::Null };
-        let summary = vec![
-            Value::Float(turns as f64 / e),
-            Value::Float(100.0 * ends[0] as f64 / e),
-            Value::Float(100.0 * correct as f64 / e),
-            int(turns),
-            int(ends[0]),
-            int(correct),
-            int(ends[1]),
-            int(ends[2]),
-            int(ends[3]),
-            int(c.budget()),
-            knob(c.policy.fold.threshold as u64),
-            knob(u64::from(c.policy.repetition)),
-            knob(c.policy.dominance),
-        ];
-        RunOutput {
-            summary,
-            tables: vec![rows],
-            violation,
-        }
+        let knob = |x: u64| (c.mechanism == Mechanism::Hive).then_some(x);
+        let summary = HiveSummary {
+            turns_per_episode: turns as f64 / e,
+            decided_pct: 100.0 * ends[0] as f64 / e,
+            correct_pct: 100.0 * correct as f64 / e,
+            turns,
+            converged: ends[0],
+            correct,
+            deadlocked: ends[1],
+            exhausted: ends[2],
+            idle: ends[3],
+            effective_budget: c.budget(),
+            effective_threshold: knob(c.policy.fold.threshold as u64),
+            effective_repetition: knob(u64::from(c.policy.repetition)),
+            effective_dominance: knob(c.policy.dominance),
+        };
+        Ran { summary, violation }
     }
-    fn audit(&self, p: &Resolved, table: usize, rows: &[Row]) -> Option<Violation> {
-        let c = Config::from_resolved(p).ok()?;
-        if table != 0 {
-            return None;
-        }
+
+    fn audit(c: &Config, stored: &Stored) -> Option<Violation> {
+        let rows = match stored.rows(&EPISODES)? {
+            Ok(rows) => rows,
+            Err(e) => {
+                return Some(Violation {
+                    identity: "episode rows hold their declared types".into(),
+                    at: None,
+                    detail: e.to_string(),
+                })
+            }
+        };
         if rows.len() as u64 != c.rooms {
             return Some(Violation {
                 identity: "one episode row per room".into(),
-                round: None,
+                at: None,
                 detail: format!("{} rows, expected {}", rows.len(), c.rooms),
             });
         }
         rows.iter().enumerate().find_map(|(i, row)| {
-            if row[0] != int(i as u64) {
+            if row.episode != i as u64 {
                 return Some(Violation {
                     identity: "episodes stored in order".into(),
-                    round: Some(i as u64),
-                    detail: format!("found episode {}", row[0]),
+                    at: Some(Position::Episode(i as u64)),
+                    detail: format!("found episode {}", row.episode),
                 });
             }
-            check_episode(&c, row)
-        })
-    }
-    fn headline_metrics(&self) -> &'static [&'static str] {
-        &["correct_pct", "decided_pct", "turns_per_episode"]
-    }
-    fn ranking(&self) -> Option<RankSpec> {
-        Some(RankSpec {
-            doc: "hive.md's key: (correct x 10000 div rooms, converged x 10000 div rooms, -(turns x 100 div rooms)), highest first, ties in grid order",
-            columns: &["correct", "converged", "turns"],
-            key: |p, v| {
-                let e = p.int("rooms");
-                let i = |k: usize| if let Value::Int(x) = v[k] { x } else { 0 };
-                vec![i(0) * 10_000 / e, i(1) * 10_000 / e, -(i(2) * 100 / e)]
-            },
-            show: &[
-                ("turns_per_episode", 2),
-                ("decided_pct", 1),
-                ("correct_pct", 1),
-                ("converged", 0),
-                ("deadlocked", 0),
-                ("exhausted", 0),
-                ("idle", 0),
-            ],
+            Facts {
+                episode: row.episode,
+                truth: &row.truth,
+                ending: &row.ending,
+                decided: row.decided.as_deref(),
+                correct: row.correct,
+                turns: row.turns,
+            }
+            .check(c.budget())
         })
     }
 }
+
+/// The hive as registered: its headline metrics and ranking.
+pub static MODEL: Registered<Hive> = Registered::new()
+    .headline(&["correct_pct", "decided_pct", "turns_per_episode"])
+    .ranking(Ranking {
+        doc: "correct x 10000 div rooms, then converged x 10000 div rooms, then -(turns x 100 div rooms), highest first, ties in grid order",
+        key: |p, s| {
+            let e = p.rooms as i64;
+            let i = |x: u64| x as i64;
+            vec![
+                i(s.correct) * 10_000 / e,
+                i(s.converged) * 10_000 / e,
+                -(i(s.turns) * 100 / e),
+            ]
+        },
+        show: &[
+            ("turns_per_episode", 2),
+            ("decided_pct", 1),
+            ("correct_pct", 1),
+            ("converged", 0),
+            ("deadlocked", 0),
+            ("exhausted", 0),
+            ("idle", 0),
+        ],
+    });

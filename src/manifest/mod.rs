@@ -8,15 +8,17 @@ mod raw;
 use sha2::{Digest, Sha256};
 use std::ops::Range;
 
-use crate::model::Model;
-use crate::models;
-use crate::params::{lookup, show, Kind, ParamError, ParamSpec, Resolved, Value};
+use crate::model::{DynModel, Registry};
+use crate::params::{
+    lookup, show, with_role, Kind, ParamError, ParamId, ParamSpec, Resolved, Role, Value,
+};
 use raw::{Ordered, RawArm, RawManifest};
 
 pub const DEFAULT_CHUNK_RUNS: usize = 32;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Axis {
+    pub id: ParamId,
     pub name: &'static str,
     pub values: Vec<Value>,
 }
@@ -24,17 +26,20 @@ pub struct Axis {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Arm {
     pub name: String,
-    /// Parameters the arm pins, `policy` included.
-    pub fixed: Vec<(&'static str, Value)>,
+    /// Parameters the arm pins, its arm key (`policy`) included.
+    pub fixed: Vec<(ParamId, Value)>,
     pub axes: Vec<Axis>,
+    /// For a generated placebo arm: the index of the arm it reruns.
+    pub placebo_of: Option<usize>,
 }
 
+#[derive(Clone)]
 pub struct Manifest {
     pub file: String,
     pub text: String,
     pub hash: String,
     pub name: String,
-    pub model: &'static dyn Model,
+    pub model: &'static dyn DynModel,
     pub description: String,
     pub chunk_runs: usize,
     /// Defaults with `[fixed]` applied.
@@ -86,7 +91,7 @@ impl Ctx<'_> {
 
 impl Manifest {
     /// Parses and validates manifest `text`, read from `file` (for messages).
-    pub fn parse(file: &str, text: &str) -> Result<Manifest, ManifestError> {
+    pub fn parse(file: &str, text: &str, registry: &Registry) -> Result<Manifest, ManifestError> {
         let cx = Ctx { file, text };
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
@@ -114,13 +119,13 @@ impl Manifest {
                 ),
             ));
         }
-        let model = models::find(exp.model.get_ref()).ok_or_else(|| {
+        let model = registry.find(exp.model.get_ref()).ok_or_else(|| {
             cx.err(
                 exp.model.span(),
                 format!(
                     "[experiment] model = {:?}: unknown model; allowed: one of {}",
                     exp.model.get_ref(),
-                    models::names().join(", ")
+                    registry.names().join(", ")
                 ),
             )
         })?;
@@ -139,12 +144,13 @@ impl Manifest {
         };
         let specs = model.params();
         let mut base = Resolved::defaults(specs);
-        let mut taken: Vec<&'static str> = Vec::new();
+        let mut taken: Vec<ParamId> = Vec::new();
         for (k, v) in &raw.fixed.0 {
-            let spec = claim(&cx, specs, k, &mut taken, "fixed")?;
+            let id = claim(&cx, specs, k, &mut taken, "fixed")?;
             base.set(
-                spec.name,
-                spec.accept(v.get_ref())
+                id,
+                id.spec(specs)
+                    .accept(v.get_ref())
                     .map_err(|e| cx.param_err(v.span(), "fixed", e))?,
             );
         }
@@ -164,7 +170,7 @@ impl Manifest {
             let placebo = a
                 .get_ref()
                 .placebo
-                .then(|| placebo_of(&cx, specs, a, &arm))
+                .then(|| placebo_of(&cx, specs, a, &arm, &taken, arms.len()))
                 .transpose()?;
             arms.push(arm);
             arms.extend(placebo);
@@ -174,6 +180,7 @@ impl Manifest {
                 name: "default".into(),
                 fixed: vec![],
                 axes: vec![],
+                placebo_of: None,
             });
         }
         let tables = output(&cx, model, &raw.output)?;
@@ -194,36 +201,38 @@ impl Manifest {
 }
 
 /// Resolves a key to a parameter and refuses a second setting of it.
-fn claim<'a>(
+fn claim(
     cx: &Ctx,
-    specs: &'a [ParamSpec],
+    specs: &[ParamSpec],
     k: &toml::Spanned<String>,
-    taken: &mut Vec<&'static str>,
+    taken: &mut Vec<ParamId>,
     table: &str,
-) -> Result<&'a ParamSpec, ManifestError> {
-    let spec = lookup(specs, k.get_ref()).map_err(|e| cx.param_err(k.span(), table, e))?;
-    if taken.contains(&spec.name) {
+) -> Result<ParamId, ManifestError> {
+    let id = lookup(specs, k.get_ref()).map_err(|e| cx.param_err(k.span(), table, e))?;
+    if taken.contains(&id) {
         return Err(cx.err(
             k.span(),
-            format!("[{table}] {}: already set elsewhere in this manifest; set each parameter in one place", spec.name),
+            format!("[{table}] {}: already set elsewhere in this manifest; set each parameter in one place", id.spec(specs).name),
         ));
     }
-    taken.push(spec.name);
-    Ok(spec)
+    taken.push(id);
+    Ok(id)
 }
 
 fn axes(
     cx: &Ctx,
     specs: &[ParamSpec],
     table: &Ordered,
-    taken: &mut Vec<&'static str>,
+    taken: &mut Vec<ParamId>,
     label: &str,
 ) -> Result<Vec<Axis>, ManifestError> {
     let mut out = Vec::new();
     for (k, v) in &table.0 {
-        let spec = claim(cx, specs, k, taken, label)?;
+        let id = claim(cx, specs, k, taken, label)?;
+        let spec = id.spec(specs);
         let values = axis_values(cx, spec, v, label)?;
         out.push(Axis {
+            id,
             name: spec.name,
             values,
         });
@@ -303,7 +312,7 @@ fn range(
     if from > to {
         return Err(bad("`from` is above `to`"));
     }
-    if to - from >= 10_000_000 {
+    if i128::from(to) - i128::from(from) >= 10_000_000 {
         return Err(bad("more than 10,000,000 values"));
     }
     Ok((from..=to).map(toml::Value::Integer).collect())
@@ -322,7 +331,7 @@ fn arm(
     cx: &Ctx,
     specs: &[ParamSpec],
     a: &RawArm,
-    common: &[&'static str],
+    common: &[ParamId],
 ) -> Result<Arm, ManifestError> {
     let name = a.name.get_ref().trim().to_string();
     if name.is_empty() {
@@ -331,76 +340,104 @@ fn arm(
             "[[arm]] name = \"\": an arm needs a non-empty name",
         ));
     }
+    if name.contains(':') {
+        return Err(cx.err(
+            a.name.span(),
+            format!("[[arm]] name = {name:?}: ':' is kept for the arms witness generates (`base:placebo`); choose a name without it"),
+        ));
+    }
     let label = format!("arm {name}");
-    let mut taken: Vec<&'static str> = common.to_vec();
+    let mut taken: Vec<ParamId> = common.to_vec();
     let mut fixed = Vec::new();
     if let Some(p) = &a.policy {
-        let spec = lookup(specs, "policy").map_err(|_| {
+        let id = with_role(specs, Role::Arm).ok_or_else(|| {
             cx.err(
                 p.span(),
-                format!("[{label}] policy: this model has no `policy` parameter; remove the key"),
+                format!("[{label}] policy: this model has no policy parameter; set its parameters under fixed = {{ ... }} instead"),
             )
         })?;
-        if taken.contains(&"policy") {
+        let key = id.spec(specs).name;
+        if taken.contains(&id) {
             return Err(cx.err(
                 p.span(),
-                format!("[{label}] policy: already set in [fixed] or [grid]; set it per arm only"),
+                format!("[{label}] policy: `{key}` is already set in [fixed] or [grid]; set it per arm only"),
             ));
         }
-        taken.push("policy");
+        taken.push(id);
         fixed.push((
-            "policy",
-            spec.accept(p.get_ref())
+            id,
+            id.spec(specs)
+                .accept(p.get_ref())
                 .map_err(|e| cx.param_err(p.span(), &label, e))?,
         ));
     }
     for (k, v) in &a.fixed.0 {
-        let spec = claim(cx, specs, k, &mut taken, &format!("{label} fixed"))?;
+        let id = claim(cx, specs, k, &mut taken, &format!("{label} fixed"))?;
         fixed.push((
-            spec.name,
-            spec.accept(v.get_ref())
+            id,
+            id.spec(specs)
+                .accept(v.get_ref())
                 .map_err(|e| cx.param_err(v.span(), &label, e))?,
         ));
     }
     let axes = axes(cx, specs, &a.grid, &mut taken, &format!("{label} grid"))?;
-    Ok(Arm { name, fixed, axes })
+    Ok(Arm {
+        name,
+        fixed,
+        axes,
+        placebo_of: None,
+    })
 }
 
-/// The placebo of an arm: the same runs with `replicate = 1`, so only the
-/// agent-round draws differ. `compare` uses it to size chance differences.
+/// The placebo of an arm: the same runs with the replicate parameter at 1,
+/// so only the draws a replicate varies differ. `compare` uses it to size
+/// chance differences. The replicate must be left to the placebo, or the
+/// placebo would repeat its baseline's runs exactly.
 fn placebo_of(
     cx: &Ctx,
     specs: &[ParamSpec],
     raw: &toml::Spanned<RawArm>,
     arm: &Arm,
+    common: &[ParamId],
+    index: usize,
 ) -> Result<Arm, ManifestError> {
-    let spec = lookup(specs, "replicate").map_err(|_| {
+    let id = with_role(specs, Role::Replicate).ok_or_else(|| {
         cx.err(
             raw.span(),
             format!(
-                "[[arm]] {}: placebo = true needs a model with a `replicate` parameter",
+                "[[arm]] {}: placebo = true needs a model with a replicate parameter",
                 arm.name
             ),
         )
     })?;
-    if arm.fixed.iter().any(|(k, _)| *k == "replicate")
-        || arm.axes.iter().any(|a| a.name == "replicate")
-    {
+    let key = id.spec(specs).name;
+    if arm.fixed.iter().any(|(k, _)| *k == id) || arm.axes.iter().any(|a| a.id == id) {
         return Err(cx.err(
             raw.span(),
             format!(
-                "[[arm]] {}: placebo = true sets `replicate`; remove it from the arm",
+                "[[arm]] {}: placebo = true sets `{key}`; remove `{key}` from the arm",
+                arm.name
+            ),
+        ));
+    }
+    if common.contains(&id) {
+        return Err(cx.err(
+            raw.span(),
+            format!(
+                "[[arm]] {}: placebo = true reruns the arm with `{key}` = 1, but `{key}` is set in [fixed] or [grid], \
+                 so the placebo could repeat its baseline's runs exactly; remove `{key}` from [fixed] and [grid]",
                 arm.name
             ),
         ));
     }
     let mut placebo = arm.clone();
     placebo.name = format!("{}:placebo", arm.name);
-    placebo.fixed.push((spec.name, Value::Int(1)));
+    placebo.fixed.push((id, Value::Int(1)));
+    placebo.placebo_of = Some(index);
     Ok(placebo)
 }
 
-fn output(cx: &Ctx, model: &dyn Model, table: &Ordered) -> Result<Vec<bool>, ManifestError> {
+fn output(cx: &Ctx, model: &dyn DynModel, table: &Ordered) -> Result<Vec<bool>, ManifestError> {
     let specs = model.tables();
     let mut want: Vec<bool> = specs.iter().map(|t| t.default_on).collect();
     for (k, v) in &table.0 {

@@ -1,15 +1,15 @@
 //! Final tables from chunk parts, in chunk order, and `merge`, which checks
 //! that a folder's parts are one complete, consistent set before assembling.
 
-use ::parquet::errors::ParquetError;
-use arrow_array::{Array, BooleanArray, Int64Array, RecordBatch, StringArray};
 use std::path::Path;
 
 use super::layout::Layout;
-use super::tables::{metadata, tables, Table, KEY_HASH, KEY_SHARD};
+use super::tables::{metadata, tables, Table};
 use super::{chunk_count, chunk_runs, RunError};
 use crate::grid::Plan;
-use crate::sink::parquet;
+use crate::model::Registry;
+use crate::params::Value;
+use crate::store::{parquet, FileMeta, StoreError};
 
 /// Streams every part of every table into the final files, checking that the
 /// runs parts hold exactly runs 0..total in order; then removes the parts.
@@ -22,42 +22,43 @@ pub fn assemble(
     let chunks = chunk_count(plan);
     let mut failures = Vec::new();
     for table in tables {
-        let is_runs = table.model_table.is_none();
         let mut next_id = 0u64;
         let mut problem: Option<RunError> = None;
         let batches = (0..chunks).flat_map(|c| {
             let path = layout.part(table.name, c);
-            match parquet::open(&path) {
-                Ok((_, reader)) => reader
-                    .map(move |b| {
-                        b.map_err(|e| ParquetError::General(format!("{}: {e}", path.display())))
-                    })
-                    .collect::<Vec<_>>(),
-                Err(e) => vec![Err(ParquetError::General(format!(
-                    "{}: {e}",
-                    path.display()
-                )))],
+            let located =
+                move |e: StoreError| StoreError::Format(format!("{}: {e}", path.display()));
+            match parquet::open(&layout.part(table.name, c)) {
+                Ok(reader) => reader.map(|b| b.map_err(&located)).collect::<Vec<_>>(),
+                Err(e) => vec![Err(located(e))],
             }
         });
         let checked = batches.map(|b| {
             let b = b?;
-            if is_runs {
+            if table.is_runs() {
                 check_ids(&b, &mut next_id, &mut failures).map_err(|e| {
                     problem.get_or_insert(RunError::Incomplete {
                         dir: layout.dir.display().to_string(),
                         message: e.clone(),
                     });
-                    ParquetError::General(e)
+                    StoreError::Format(e)
                 })?;
             }
             Ok(b)
         });
         let path = layout.table(table.name);
-        let kv = metadata(plan, table.name);
-        if let Err(e) = parquet::write(&path, &table.schema, checked, &kv) {
-            return Err(problem.unwrap_or_else(|| RunError::io(&path, e)));
+        let kv = metadata(plan, table.name).to_kv();
+        if let Err(e) = parquet::write(&path, &table.columns, checked, &kv) {
+            return Err(problem.unwrap_or_else(|| match e {
+                // A part that does not read back is corrupt; anything else
+                // is the final file failing to be written.
+                StoreError::Format(_) | StoreError::Parquet(_) | StoreError::Arrow(_) => {
+                    RunError::corrupt(&path, e)
+                }
+                StoreError::Io(_) => RunError::write(&path, e),
+            }));
         }
-        if is_runs && next_id != plan.total {
+        if table.is_runs() && next_id != plan.total {
             let _ = std::fs::remove_file(&path);
             return Err(RunError::Incomplete {
                 dir: layout.dir.display().to_string(),
@@ -72,44 +73,25 @@ pub fn assemble(
     Ok(failures)
 }
 
+/// Checks a batch of `runs` rows continues the run ids from `next`, and
+/// collects the runs recorded as failed.
 fn check_ids(
-    b: &RecordBatch,
+    b: &parquet::Batch,
     next: &mut u64,
     failures: &mut Vec<(u64, String)>,
 ) -> Result<(), String> {
-    let ids = b
-        .column(0)
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .ok_or("runs part without run_id")?;
-    let n = b.num_columns();
-    let failed = b
-        .column(n - 2)
-        .as_any()
-        .downcast_ref::<BooleanArray>()
-        .ok_or("runs part without failed")?;
-    let why = b
-        .column(n - 1)
-        .as_any()
-        .downcast_ref::<StringArray>()
-        .ok_or("runs part without failure")?;
-    for i in 0..b.num_rows() {
-        let id = ids.value(i) as u64;
-        if id != *next {
+    let ids = b.ints("run_id").map_err(|e| e.to_string())?;
+    let status = b.rows(&["failed", "failure"]).map_err(|e| e.to_string())?;
+    for (&id, row) in ids.iter().zip(&status) {
+        if id < 0 || id as u64 != *next {
             return Err(format!(
                 "run {id} found where run {} belongs: a part is duplicated or missing; rerun the shard that wrote it",
                 *next
             ));
         }
-        if failed.value(i) {
-            failures.push((
-                id,
-                if why.is_null(i) {
-                    String::new()
-                } else {
-                    why.value(i).to_string()
-                },
-            ));
+        if row[0] == Value::Bool(true) {
+            let why = row[1].as_str().unwrap_or_default().to_string();
+            failures.push((*next, why));
         }
         *next += 1;
     }
@@ -118,23 +100,23 @@ fn check_ids(
 
 /// Runs recorded as failed in a final `runs.parquet`.
 pub fn failures_in(path: &Path) -> Result<Vec<(u64, String)>, RunError> {
-    let (_, reader) = parquet::open(path).map_err(|e| RunError::parquet(path, e))?;
+    let reader = parquet::open(path).map_err(|e| RunError::corrupt(path, e))?;
     let mut out = Vec::new();
     let mut next = 0;
     for b in reader {
-        let b = b.map_err(|e| RunError::parquet(path, e))?;
-        check_ids(&b, &mut next, &mut out).map_err(|e| RunError::parquet(path, e))?;
+        let b = b.map_err(|e| RunError::corrupt(path, e))?;
+        check_ids(&b, &mut next, &mut out)
+            .map_err(|e| RunError::corrupt(path, StoreError::Format(e)))?;
     }
     Ok(out)
 }
 
 /// Assembles a folder written by shards: one manifest, one shard count,
 /// every chunk present, then the same final files a single run writes.
-pub fn merge(dir: &Path) -> Result<Vec<(u64, String)>, RunError> {
+pub fn merge(dir: &Path, registry: &Registry) -> Result<Vec<(u64, String)>, RunError> {
     let layout = Layout::new(dir);
-    let manifest = layout.read_manifest()?;
-    let plan = Plan::new(&manifest);
-    let tables = tables(plan.model(), &manifest.tables);
+    let plan = layout.read_plan(registry)?;
+    let tables = tables(plan.model(), &plan.manifest.tables);
     if layout.table("runs").exists() && !layout.parts().exists() {
         return failures_in(&layout.table("runs"));
     }
@@ -147,14 +129,10 @@ pub fn merge(dir: &Path) -> Result<Vec<(u64, String)>, RunError> {
                 missing.push(c);
                 break;
             }
-            let (kv, _) = parquet::open(&path).map_err(|e| RunError::parquet(&path, e))?;
-            let get = |k: &str| {
-                kv.iter()
-                    .find(|(key, _)| key == k)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            };
-            if get(KEY_HASH) != manifest.hash {
+            let kv = parquet::metadata(&path).map_err(|e| RunError::corrupt(&path, e))?;
+            let meta = FileMeta::from_kv(&kv)
+                .map_err(|e| RunError::corrupt(&path, StoreError::Format(e)))?;
+            if meta.manifest_sha256 != plan.manifest.hash {
                 return Err(RunError::Incomplete {
                     dir: dir.display().to_string(),
                     message: format!(
@@ -163,7 +141,7 @@ pub fn merge(dir: &Path) -> Result<Vec<(u64, String)>, RunError> {
                     ),
                 });
             }
-            counts.insert(get(KEY_SHARD).split('/').nth(1).unwrap_or("?").to_string());
+            counts.insert(meta.shard.map_or(0, |(_, n)| n));
         }
     }
     if !missing.is_empty() {
@@ -186,7 +164,7 @@ pub fn merge(dir: &Path) -> Result<Vec<(u64, String)>, RunError> {
         });
     }
     if counts.len() > 1 {
-        let list: Vec<String> = counts.into_iter().collect();
+        let list: Vec<String> = counts.iter().map(u64::to_string).collect();
         return Err(RunError::Incomplete {
             dir: dir.display().to_string(),
             message: format!(

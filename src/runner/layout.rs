@@ -5,7 +5,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::RunError;
+use crate::grid::Plan;
 use crate::manifest::{sha256_hex, Manifest};
+use crate::model::Registry;
 
 pub struct Layout {
     pub dir: PathBuf,
@@ -23,17 +25,24 @@ impl Layout {
     }
 
     /// The manifest a results folder was written from.
-    pub fn read_manifest(&self) -> Result<Manifest, RunError> {
+    pub fn read_manifest(&self, registry: &Registry) -> Result<Manifest, RunError> {
         let path = self.manifest();
-        if !path.exists() {
-            return Err(RunError::Incomplete {
+        if !path.is_file() {
+            return Err(RunError::NotResults {
                 dir: self.dir.display().to_string(),
-                message: "no manifest.toml here: not a results folder written by `witness run`"
-                    .into(),
             });
         }
         let text = fs::read_to_string(&path).map_err(|e| RunError::io(&path, e))?;
-        Ok(Manifest::parse(&path.display().to_string(), &text)?)
+        Ok(Manifest::parse(
+            &path.display().to_string(),
+            &text,
+            registry,
+        )?)
+    }
+
+    /// The plan of the manifest a results folder was written from.
+    pub fn read_plan(&self, registry: &Registry) -> Result<Plan, RunError> {
+        Ok(Plan::new(self.read_manifest(registry)?)?)
     }
 
     pub fn table(&self, name: &str) -> PathBuf {
@@ -75,7 +84,7 @@ impl Layout {
             }
             self.clear(tables)?;
         }
-        crate::sink::atomic::write(&self.manifest(), text.as_bytes()).map_err(io)
+        crate::store::atomic::write(&self.manifest(), text.as_bytes()).map_err(io)
     }
 
     /// Removes this project's files only; anything else in the folder stays.

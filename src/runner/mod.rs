@@ -6,6 +6,7 @@
 //! run and `merge`.
 
 mod assemble;
+pub mod estimate;
 pub mod layout;
 pub mod shard;
 pub mod tables;
@@ -16,21 +17,28 @@ use std::path::Path;
 
 pub use assemble::{assemble, failures_in, merge};
 use layout::Layout;
-use tables::{metadata, run_into, tables, Table, KEY_CHUNK, KEY_HASH, KEY_SHARD};
+use tables::{metadata, run_into, tables, Table};
 
 use crate::grid::Plan;
 use crate::model::Row;
-use crate::sink::parquet;
+use crate::store::{parquet, FileMeta, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    /// The filesystem refused (a folder that cannot be made, a full disk).
     #[error("{path}: {source}")]
     Io {
         path: String,
         source: std::io::Error,
     },
-    #[error("{path}: {message}")]
-    Parquet { path: String, message: String },
+    /// A table could not be written.
+    #[error("{path}: {source}")]
+    Write { path: String, source: StoreError },
+    /// A stored file does not read back as witness wrote it.
+    #[error("{path}: {source}")]
+    Corrupt { path: String, source: StoreError },
+    #[error("{dir}: not a results folder (no manifest.toml); give a folder written by `witness run` or `witness merge`")]
+    NotResults { dir: String },
     #[error(
         "{dir} holds the results of another manifest (sha256 {theirs}…, this one is {ours}…); \
          choose another folder with --out, or pass --force to replace those results"
@@ -40,10 +48,13 @@ pub enum RunError {
         theirs: String,
         ours: String,
     },
+    /// The results are not (yet) one complete, consistent set.
     #[error("{dir}: {message}")]
     Incomplete { dir: String, message: String },
     #[error(transparent)]
     Manifest(#[from] crate::manifest::ManifestError),
+    #[error(transparent)]
+    Plan(#[from] crate::grid::PlanError),
     #[error("could not start {threads} threads: {message}")]
     Pool { threads: usize, message: String },
 }
@@ -56,10 +67,26 @@ impl RunError {
         }
     }
 
-    pub fn parquet(path: &Path, e: impl std::fmt::Display) -> RunError {
-        RunError::Parquet {
+    pub fn write(path: &Path, source: StoreError) -> RunError {
+        RunError::Write {
             path: path.display().to_string(),
-            message: e.to_string(),
+            source,
+        }
+    }
+
+    pub fn corrupt(path: &Path, source: StoreError) -> RunError {
+        RunError::Corrupt {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+
+    /// 1 when a check of stored results failed, 2 when the input or the
+    /// environment was wrong.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunError::Corrupt { .. } | RunError::Incomplete { .. } => crate::error::EXIT_FAILED,
+            _ => crate::error::EXIT_BAD_INPUT,
         }
     }
 }
@@ -163,11 +190,10 @@ pub fn execute(
 fn part_done(layout: &Layout, plan: &Plan, chunk: u64) -> bool {
     let path = layout.part("runs", chunk);
     path.exists()
-        && parquet::metadata_value(&path, KEY_HASH)
+        && parquet::metadata(&path)
             .ok()
-            .flatten()
-            .as_deref()
-            == Some(&plan.manifest.hash)
+            .and_then(|kv| FileMeta::from_kv(&kv).ok())
+            .is_some_and(|m| m.manifest_sha256 == plan.manifest.hash)
 }
 
 fn run_chunk(
@@ -191,11 +217,14 @@ fn run_chunk(
         let path = layout.part(table.name, chunk);
         let dir = path.parent().expect("parts live in a folder");
         std::fs::create_dir_all(dir).map_err(|e| RunError::io(dir, e))?;
-        let mut kv = metadata(plan, table.name);
-        kv.push((KEY_CHUNK.into(), chunk.to_string()));
-        kv.push((KEY_SHARD.into(), format!("{}/{}", shard.index, shard.count)));
-        let batch = parquet::batch(&table.schema, &rows);
-        parquet::write(&path, &table.schema, [batch], &kv).map_err(|e| RunError::io(&path, e))?;
+        let meta = FileMeta {
+            chunk: Some(chunk),
+            shard: Some((shard.index, shard.count)),
+            ..metadata(plan, table.name)
+        };
+        let batch = parquet::batch(&table.columns, &rows);
+        parquet::write(&path, &table.columns, [batch], &meta.to_kv())
+            .map_err(|e| RunError::write(&path, e))?;
     }
     Ok(failures)
 }

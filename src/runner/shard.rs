@@ -4,23 +4,28 @@
 
 use super::Shard;
 
+/// A shard that cannot be worked out: the words say what to pass instead.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ShardError(pub String);
+
 pub fn parse(
     spec: &str,
     count: Option<u64>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Shard, String> {
+) -> Result<Shard, ShardError> {
     if spec == "auto" {
-        return auto(count, env);
+        return auto(count, env).map_err(ShardError);
     }
     let (k, n) = spec
         .split_once('/')
-        .ok_or_else(|| format!("--shard {spec}: expected K/N (e.g. 0/4) or auto"))?;
+        .ok_or_else(|| ShardError(format!("--shard {spec}: expected K/N (e.g. 0/4) or auto")))?;
     let num = |s: &str| {
         s.trim()
             .parse::<u64>()
-            .map_err(|_| format!("--shard {spec}: `{s}` is not a whole number"))
+            .map_err(|_| ShardError(format!("--shard {spec}: `{s}` is not a whole number")))
     };
-    shard(num(k)?, num(n)?, &format!("--shard {spec}"))
+    shard(num(k)?, num(n)?, &format!("--shard {spec}")).map_err(ShardError)
 }
 
 fn shard(index: u64, count: u64, origin: &str) -> Result<Shard, String> {
@@ -107,6 +112,7 @@ mod tests {
         );
         assert!(parse("4/4", None, &env(&[]))
             .unwrap_err()
+            .0
             .contains("does not exist"));
         assert!(parse("x/4", None, &env(&[])).is_err());
         assert!(parse("3", None, &env(&[])).is_err());
@@ -127,6 +133,7 @@ mod tests {
         ]);
         assert!(parse("auto", None, &from_one)
             .unwrap_err()
+            .0
             .contains("starts at 0"));
         let stepped = env(&[
             ("SLURM_ARRAY_TASK_ID", "2"),
@@ -135,6 +142,7 @@ mod tests {
         ]);
         assert!(parse("auto", None, &stepped)
             .unwrap_err()
+            .0
             .contains("step of 1"));
     }
 
@@ -147,6 +155,7 @@ mod tests {
         ]);
         assert!(parse("auto", None, &again)
             .unwrap_err()
+            .0
             .contains("starts at 0"));
         assert_eq!(
             parse("auto", Some(4), &again),
@@ -169,6 +178,7 @@ mod tests {
         assert_eq!(parse("auto", None, &aws), Ok(Shard { index: 0, count: 2 }));
         assert!(parse("auto", None, &env(&[]))
             .unwrap_err()
+            .0
             .contains("no array job"));
     }
 }

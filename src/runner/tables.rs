@@ -1,53 +1,97 @@
 //! The output tables of an experiment: `runs` (one row per run: ids, every
 //! resolved parameter, every summary metric, identity status) and the
-//! model's detail tables prefixed with `run_id`; plus the key-value metadata
-//! every file carries.
-
-use arrow_schema::{DataType, Field, SchemaRef};
+//! model's detail tables prefixed with `run_id`; plus the metadata every
+//! file carries.
 
 use crate::grid::{run_key, Plan, RunSpec};
-use crate::model::{Model, Row, RunOutput, Violation};
-use crate::params::Value;
-use crate::sink::parquet::{column_field, param_field, schema};
+use crate::model::{ColType, Column, Row, RunOutput, Violation};
+use crate::params::{Kind, ParamSpec, Value};
+use crate::store::FileMeta;
 
 pub struct Table {
     pub name: &'static str,
     /// Index into the model's tables; `None` for `runs`.
     pub model_table: Option<usize>,
-    pub schema: SchemaRef,
+    pub columns: Vec<Column>,
+}
+
+impl Table {
+    pub fn is_runs(&self) -> bool {
+        self.model_table.is_none()
+    }
+
+    pub fn column_names(&self) -> Vec<&'static str> {
+        self.columns.iter().map(|c| c.name).collect()
+    }
+}
+
+pub const RUN_ID: Column =
+    Column::new("run_id", ColType::Int, false, "the run's index in the plan");
+const RUN_KEY: Column = Column::new(
+    "run_key",
+    ColType::Str,
+    false,
+    "16 hex digits of SHA-256 over the model and every resolved parameter",
+);
+const ARM: Column = Column::new("arm", ColType::Str, false, "the arm the run belongs to");
+const FAILED: Column = Column::new(
+    "failed",
+    ColType::Bool,
+    false,
+    "an accounting identity broke",
+);
+const FAILURE: Column = Column::new(
+    "failure",
+    ColType::Str,
+    true,
+    "which identity broke, where and how",
+);
+
+/// A parameter as a column of `runs.parquet`.
+pub fn param_column(spec: &ParamSpec) -> Column {
+    let (ty, nullable) = match spec.kind {
+        Kind::Bool => (ColType::Bool, false),
+        Kind::Int { .. } => (ColType::Int, false),
+        Kind::Float { .. } => (ColType::Float, false),
+        Kind::Choice(_) => (ColType::Str, false),
+        Kind::IntList { .. } => (ColType::IntList, false),
+        Kind::IntOrNone { .. } => (ColType::Int, true),
+    };
+    Column::new(spec.name, ty, nullable, spec.doc)
+}
+
+/// The columns of `runs.parquet` for a model.
+pub fn runs_columns(model: &dyn crate::model::DynModel) -> Vec<Column> {
+    let mut columns = vec![RUN_ID, RUN_KEY, ARM];
+    columns.extend(model.params().iter().map(param_column));
+    columns.extend_from_slice(model.summary_columns());
+    columns.push(FAILED);
+    columns.push(FAILURE);
+    columns
 }
 
 /// The tables an experiment writes: the wanted detail tables, then `runs`
 /// last, because a chunk counts as done once its `runs` part exists.
-pub fn tables(model: &dyn Model, want: &[bool]) -> Vec<Table> {
+pub fn tables(model: &dyn crate::model::DynModel, want: &[bool]) -> Vec<Table> {
     let mut out: Vec<Table> = model
         .tables()
         .iter()
         .enumerate()
         .filter(|(k, _)| want[*k])
         .map(|(k, t)| {
-            let mut fields = vec![Field::new("run_id", DataType::Int64, false)];
-            fields.extend(t.columns.iter().map(column_field));
+            let mut columns = vec![RUN_ID];
+            columns.extend_from_slice(t.columns);
             Table {
                 name: t.name,
                 model_table: Some(k),
-                schema: schema(fields),
+                columns,
             }
         })
         .collect();
-    let mut fields = vec![
-        Field::new("run_id", DataType::Int64, false),
-        Field::new("run_key", DataType::Utf8, false),
-        Field::new("arm", DataType::Utf8, false),
-    ];
-    fields.extend(model.params().iter().map(param_field));
-    fields.extend(model.summary_columns().iter().map(column_field));
-    fields.push(Field::new("failed", DataType::Boolean, false));
-    fields.push(Field::new("failure", DataType::Utf8, true));
     out.push(Table {
         name: "runs",
         model_table: None,
-        schema: schema(fields),
+        columns: runs_columns(model),
     });
     out
 }
@@ -69,6 +113,20 @@ pub fn run_row(plan: &Plan, spec: &RunSpec, out: &RunOutput) -> Row {
     row
 }
 
+/// A run the model could not start (its parameters broke a rule the plan
+/// should have caught): recorded as a failed run rather than a panic.
+fn refused(model_summary: &[Column], why: String) -> RunOutput {
+    RunOutput {
+        summary: model_summary.iter().map(|_| Value::Null).collect(),
+        tables: Vec::new(),
+        violation: Some(Violation {
+            identity: "the parameters pass the model's rules".into(),
+            at: None,
+            detail: why,
+        }),
+    }
+}
+
 /// Runs `id` and appends its rows to `rows` (one buffer per table, in
 /// `tables` order); returns its broken identity, if any.
 pub fn run_into(
@@ -78,10 +136,20 @@ pub fn run_into(
     rows: &mut [Vec<Row>],
 ) -> Option<Violation> {
     let spec = plan.run(id);
-    let mut out = plan.model().run(&spec.params, &plan.manifest.tables);
+    let model = plan.model();
+    let mut out = model
+        .run(&spec.params, &plan.manifest.tables)
+        .unwrap_or_else(|e| refused(model.summary_columns(), e.to_string()));
     for (buffer, table) in rows.iter_mut().zip(tables) {
         match table.model_table {
-            Some(k) => buffer.extend(detail_rows(id, std::mem::take(&mut out.tables[k]))),
+            Some(k) => {
+                let detail = out
+                    .tables
+                    .get_mut(k)
+                    .map(std::mem::take)
+                    .unwrap_or_default();
+                buffer.extend(detail_rows(id, detail));
+            }
             None => buffer.push(run_row(plan, &spec, &out)),
         }
     }
@@ -97,25 +165,18 @@ pub fn detail_rows(run_id: u64, rows: Vec<Row>) -> impl Iterator<Item = Row> {
     })
 }
 
-pub const KEY_MODEL: &str = "witness.model";
-pub const KEY_ENGINE: &str = "witness.engine_version";
-pub const KEY_CRATE: &str = "witness.crate_version";
-pub const KEY_MANIFEST: &str = "witness.manifest";
-pub const KEY_HASH: &str = "witness.manifest_sha256";
-pub const KEY_RUNS: &str = "witness.runs_total";
-pub const KEY_CHUNK: &str = "witness.chunk";
-pub const KEY_SHARD: &str = "witness.shard";
-
 /// Metadata of a final file: a function of the manifest and the build only.
-pub fn metadata(plan: &Plan, table: &str) -> Vec<(String, String)> {
-    let m = plan.manifest;
-    vec![
-        (KEY_MODEL.into(), m.model.name().into()),
-        (KEY_ENGINE.into(), m.model.version().into()),
-        (KEY_CRATE.into(), env!("CARGO_PKG_VERSION").into()),
-        (KEY_MANIFEST.into(), m.text.clone()),
-        (KEY_HASH.into(), m.hash.clone()),
-        (KEY_RUNS.into(), plan.total.to_string()),
-        ("witness.table".into(), table.into()),
-    ]
+pub fn metadata(plan: &Plan, table: &str) -> FileMeta {
+    let m = &plan.manifest;
+    FileMeta {
+        model: m.model.name().into(),
+        engine_version: m.model.version().into(),
+        crate_version: env!("CARGO_PKG_VERSION").into(),
+        manifest: m.text.clone(),
+        manifest_sha256: m.hash.clone(),
+        runs_total: plan.total,
+        table: table.into(),
+        chunk: None,
+        shard: None,
+    }
 }

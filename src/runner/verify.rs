@@ -4,17 +4,19 @@
 //! from the stored detail rows, and re-runs a sample of runs (or all),
 //! requiring identical discrete values and floats within 1e-12. Streams the
 //! tables in windows of runs, so memory does not grow with the folder.
+//! Stored rows are read by column name.
 
 use rayon::prelude::*;
+use std::collections::VecDeque;
 use std::path::Path;
 
 use super::layout::Layout;
-use super::tables::{tables, Table, KEY_ENGINE, KEY_HASH};
+use super::tables::{run_row, tables, Table};
 use super::RunError;
 use crate::grid::{run_key, Plan};
-use crate::model::Row;
+use crate::model::{Column, Registry, Row, Stored};
 use crate::params::Value;
-use crate::sink::parquet;
+use crate::store::{parquet, FileMeta, StoreError};
 
 const WINDOW: u64 = 2048;
 pub const FLOAT_TOLERANCE: f64 = 1e-12;
@@ -27,65 +29,69 @@ pub enum Replay {
 #[derive(Debug, Default)]
 pub struct VerifyReport {
     pub runs: u64,
+    /// Runs whose stored detail rows were re-checked by the model's audit.
     pub audited: u64,
     pub replayed: u64,
     pub problems: Vec<String>,
 }
 
-/// Rows of one table, one at a time, across batches.
+/// One table's rows, run by run: each row with its run id and the values
+/// of the asked columns (in the order asked).
 struct RowStream {
-    batches: Box<dyn Iterator<Item = Result<arrow_array::RecordBatch, arrow_schema::ArrowError>>>,
-    buffer: std::vec::IntoIter<Row>,
-    peeked: Option<Row>,
+    reader: parquet::Reader,
+    names: Vec<&'static str>,
+    buffer: VecDeque<(u64, Row)>,
     path: String,
 }
 
 impl RowStream {
-    /// The file's metadata, its schema, and a stream of its rows.
-    fn open(
-        path: &Path,
-    ) -> Result<(parquet::Metadata, arrow_schema::SchemaRef, RowStream), RunError> {
-        let (kv, reader) = parquet::open(path).map_err(|e| RunError::parquet(path, e))?;
-        let schema = arrow_array::RecordBatchReader::schema(&reader);
-        let stream = RowStream {
-            batches: Box::new(reader),
-            buffer: Vec::new().into_iter(),
-            peeked: None,
-            path: path.display().to_string(),
+    fn open(path: &Path, names: Vec<&'static str>) -> Result<(FileMeta, RowStream), RunError> {
+        let store = |e| RunError::corrupt(path, e);
+        let reader = parquet::open(path).map_err(store)?;
+        let meta = FileMeta::from_kv(&reader.metadata).map_err(|e| store(StoreError::Format(e)))?;
+        Ok((
+            meta,
+            RowStream {
+                reader,
+                names,
+                buffer: VecDeque::new(),
+                path: path.display().to_string(),
+            },
+        ))
+    }
+
+    fn fill(&mut self) -> Result<bool, RunError> {
+        let located = |e: StoreError| RunError::Corrupt {
+            path: self.path.clone(),
+            source: e,
         };
-        Ok((kv, schema, stream))
-    }
-
-    fn peek(&mut self) -> Result<Option<&Row>, RunError> {
-        if self.peeked.is_none() {
-            self.peeked = match self.buffer.next() {
-                Some(r) => Some(r),
-                None => match self.batches.next() {
-                    None => None,
-                    Some(b) => {
-                        let b = b.map_err(|e| RunError::Parquet {
-                            path: self.path.clone(),
-                            message: e.to_string(),
-                        })?;
-                        self.buffer = parquet::rows(&b).into_iter();
-                        self.buffer.next()
-                    }
-                },
-            };
-        }
-        Ok(self.peeked.as_ref())
-    }
-
-    /// Takes rows while their run_id (column 0) is below `end`.
-    fn take_below(&mut self, end: u64) -> Result<Vec<Row>, RunError> {
-        let mut out = Vec::new();
-        while let Some(row) = self.peek()? {
-            match row[0] {
-                Value::Int(id) if (id as u64) < end => {
-                    out.push(self.peeked.take().expect("peeked"))
-                }
-                _ => break,
+        match self.reader.next() {
+            None => Ok(false),
+            Some(b) => {
+                let b = b.map_err(located)?;
+                let ids = b.ints("run_id").map_err(located)?;
+                let rows = b.rows(&self.names).map_err(located)?;
+                self.buffer
+                    .extend(ids.into_iter().map(|i| i as u64).zip(rows));
+                Ok(true)
             }
+        }
+    }
+
+    fn peek_id(&mut self) -> Result<Option<u64>, RunError> {
+        while self.buffer.is_empty() {
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+        Ok(self.buffer.front().map(|(id, _)| *id))
+    }
+
+    /// Takes rows while their run id is below `end`.
+    fn take_below(&mut self, end: u64) -> Result<Vec<(u64, Row)>, RunError> {
+        let mut out = Vec::new();
+        while self.peek_id()?.is_some_and(|id| id < end) {
+            out.extend(self.buffer.pop_front());
         }
         Ok(out)
     }
@@ -99,23 +105,25 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 /// The first cell where two row lists differ, as "table.column (row i)".
-/// `skip` is the number of leading schema columns the rows leave out.
-fn first_difference(table: &Table, skip: usize, stored: &[Row], fresh: &[Row]) -> Option<String> {
+fn first_difference(
+    table: &str,
+    columns: &[Column],
+    stored: &[Row],
+    fresh: &[Row],
+) -> Option<String> {
     if stored.len() != fresh.len() {
         return Some(format!(
-            "{}: {} rows stored, {} on replay",
-            table.name,
+            "{table}: {} rows stored, {} on replay",
             stored.len(),
             fresh.len()
         ));
     }
     for (i, (s, f)) in stored.iter().zip(fresh).enumerate() {
-        for (k, (a, b)) in s.iter().zip(f).enumerate() {
+        for ((a, b), c) in s.iter().zip(f).zip(columns) {
             if !same(a, b) {
-                let col = table.schema.field(k + skip).name();
                 return Some(format!(
-                    "{}.{col} (row {i}): stored {a}, replay gives {b}",
-                    table.name
+                    "{table}.{} (row {i}): stored {a}, replay gives {b}",
+                    c.name
                 ));
             }
         }
@@ -123,12 +131,16 @@ fn first_difference(table: &Table, skip: usize, stored: &[Row], fresh: &[Row]) -
     None
 }
 
-pub fn verify(dir: &Path, replay: Replay) -> Result<VerifyReport, RunError> {
+/// Every column but `run_id`, the names rows are read by.
+fn value_columns(table: &Table) -> Vec<Column> {
+    table.columns[1..].to_vec()
+}
+
+pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyReport, RunError> {
     let layout = Layout::new(dir);
-    let manifest = layout.read_manifest()?;
-    let plan = Plan::new(&manifest);
+    let plan = layout.read_plan(registry)?;
     let model = plan.model();
-    let tables = tables(model, &manifest.tables);
+    let tables = tables(model, &plan.manifest.tables);
     let mut report = VerifyReport::default();
     let mut streams = Vec::new();
     for table in &tables {
@@ -142,50 +154,38 @@ pub fn verify(dir: &Path, replay: Replay) -> Result<VerifyReport, RunError> {
                 ),
             });
         }
-        let (kv, found, stream) = RowStream::open(&path)?;
-        let expected: Vec<(String, String)> = table
-            .schema
-            .fields()
-            .iter()
-            .map(|f| (f.name().clone(), f.data_type().to_string()))
-            .collect();
-        let actual: Vec<(String, String)> = found
-            .fields()
-            .iter()
-            .map(|f| (f.name().clone(), f.data_type().to_string()))
-            .collect();
-        if actual != expected {
-            let first = expected.iter().zip(&actual).find(|(e, a)| e != a);
+        let found = parquet::open(&path)
+            .map_err(|e| RunError::corrupt(&path, e))?
+            .columns;
+        let expected = parquet::column_types(&table.columns);
+        if found != expected {
+            let first = expected.iter().zip(&found).find(|(e, a)| e != a);
             let detail = match first {
                 Some((e, a)) => format!("column {} is {}, expected {} {}", a.0, a.1, e.0, e.1),
-                None => format!("{} columns, expected {}", actual.len(), expected.len()),
+                None => format!("{} columns, expected {}", found.len(), expected.len()),
             };
-            return Err(RunError::Parquet {
-                path: path.display().to_string(),
-                message: format!(
+            return Err(RunError::corrupt(
+                &path,
+                StoreError::Format(format!(
                     "not the schema witness writes ({detail}); was it rewritten by another tool?"
-                ),
-            });
+                )),
+            ));
         }
-        let get = |k: &str| {
-            kv.iter()
-                .find(|(key, _)| key == k)
-                .map(|(_, v)| v.as_str())
-                .unwrap_or("(missing)")
-        };
-        if get(KEY_HASH) != manifest.hash {
+        let names = value_columns(table).iter().map(|c| c.name).collect();
+        let (meta, stream) = RowStream::open(&path, names)?;
+        if meta.manifest_sha256 != plan.manifest.hash {
             report.problems.push(format!(
                 "{}: manifest hash {} does not match manifest.toml ({})",
                 path.display(),
-                get(KEY_HASH),
-                manifest.hash
+                meta.manifest_sha256,
+                plan.manifest.hash
             ));
         }
-        if get(KEY_ENGINE) != model.version() {
+        if meta.engine_version != model.version() {
             report.problems.push(format!(
                 "{}: written by {}, this build runs {}",
                 path.display(),
-                get(KEY_ENGINE),
+                meta.engine_version,
                 model.version()
             ));
         }
@@ -195,122 +195,156 @@ pub fn verify(dir: &Path, replay: Replay) -> Result<VerifyReport, RunError> {
         Replay::All => true,
         Replay::Sample(0) => false,
         Replay::Sample(n) => {
-            let n = n.min(plan.total);
+            let (n, total, id) = (
+                u128::from(n.min(plan.total)),
+                u128::from(plan.total),
+                u128::from(id),
+            );
             // Evenly spread: run ids floor(i * total / n) for i in 0..n.
-            let i = (id * n).div_ceil(plan.total);
-            i < n && i * plan.total / n == id
+            let i = (id * n).div_ceil(total);
+            i < n && i * total / n == id
         }
     };
     let runs_at = tables.len() - 1;
     let mut start = 0;
     while start < plan.total {
         let end = (start + WINDOW).min(plan.total);
-        let rows: Vec<Vec<Row>> = streams
+        let rows: Vec<Vec<(u64, Row)>> = streams
             .iter_mut()
             .map(|s| s.take_below(end))
             .collect::<Result<_, _>>()?;
-        let checked: Vec<(u64, bool, Vec<String>)> = (start..end)
+        let checked: Vec<(bool, bool, Vec<String>)> = (start..end)
             .into_par_iter()
             .map(|id| check_run(&plan, &tables, &rows, id, sampled(id)))
             .collect();
-        for (_, replayed, p) in checked {
-            report.replayed += replayed as u64;
+        for (audited, replayed, p) in checked {
+            report.audited += u64::from(audited);
+            report.replayed += u64::from(replayed);
             report.problems.extend(p);
         }
         report.runs += rows[runs_at].len() as u64;
-        if runs_at > 0 {
-            report.audited += end - start;
-        }
         start = end;
     }
-    if let Some(extra) = streams[runs_at].peek()? {
+    if let Some(extra) = streams[runs_at].peek_id()? {
         report.problems.push(format!(
-            "runs.parquet: holds run {} beyond the manifest's {} runs",
-            extra[0], plan.total
+            "runs.parquet: holds run {extra} beyond the manifest's {} runs",
+            plan.total
         ));
     }
     Ok(report)
 }
 
-fn id_of(row: &Row) -> u64 {
-    match row[0] {
-        Value::Int(id) => id as u64,
-        _ => u64::MAX,
-    }
-}
-
-/// A run's rows of one detail table (sorted by run_id), without the run_id.
-fn rows_of(rows: &[Row], id: u64) -> Vec<Row> {
-    let lo = rows.partition_point(|r| id_of(r) < id);
+/// A run's rows of one table (sorted by run id), without the run id.
+fn rows_of(rows: &[(u64, Row)], id: u64) -> Vec<Row> {
+    let lo = rows.partition_point(|(i, _)| *i < id);
     rows[lo..]
         .iter()
-        .take_while(|r| id_of(r) == id)
-        .map(|r| r[1..].to_vec())
+        .take_while(|(i, _)| *i == id)
+        .map(|(_, r)| r.clone())
         .collect()
 }
 
+/// (audited, replayed, problems) of one run.
 fn check_run(
     plan: &Plan,
     tables: &[Table],
-    rows: &[Vec<Row>],
+    rows: &[Vec<(u64, Row)>],
     id: u64,
     replay: bool,
-) -> (u64, bool, Vec<String>) {
+) -> (bool, bool, Vec<String>) {
     let model = plan.model();
     let spec = plan.run(id);
     let (details, runs_table) = tables.split_at(tables.len() - 1);
-    let runs = &rows[details.len()];
+    let runs_table = &runs_table[0];
     let who = format!("run {id} ({})", plan.arm_name(spec.arm));
     let mut problems = Vec::new();
-    let Some(stored) = runs.iter().find(|r| id_of(r) == id) else {
-        return (id, false, vec![format!("{who}: missing from runs.parquet")]);
+    let stored = match rows_of(&rows[details.len()], id).as_slice() {
+        [one] => one.clone(),
+        [] => {
+            return (
+                false,
+                false,
+                vec![format!("{who}: missing from runs.parquet")],
+            )
+        }
+        more => {
+            return (
+                false,
+                false,
+                vec![format!(
+                    "{who}: stored {} times in runs.parquet",
+                    more.len()
+                )],
+            )
+        }
+    };
+    // The runs row as stored, by column name.
+    let columns = value_columns(runs_table);
+    let named = |name: &str| {
+        columns
+            .iter()
+            .position(|c| c.name == name)
+            .map(|k| &stored[k])
+            .expect("a column of runs.parquet")
     };
     let key = run_key(model.name(), &spec.params);
-    if stored[1] != Value::Str(key.clone()) {
+    if *named("run_key") != Value::Str(key.clone()) {
         problems.push(format!(
             "{who}: run_key {} stored, the manifest gives {key}",
-            stored[1]
+            named("run_key")
         ));
     }
-    for (k, (name, v)) in spec.params.values.iter().enumerate() {
-        if !same(&stored[3 + k], v) {
+    for (name, v) in &spec.params.values {
+        if !same(named(name), v) {
             problems.push(format!(
                 "{who}: parameter {name} stored as {}, the manifest gives {v}",
-                stored[3 + k]
+                named(name)
             ));
         }
     }
-    let failed_at = stored.len() - 2;
-    if stored[failed_at] == Value::Bool(true) {
+    if *named("failed") == Value::Bool(true) {
         problems.push(format!(
             "{who}: recorded a broken identity: {}",
-            stored[failed_at + 1]
+            named("failure")
         ));
     }
-    let stored_details: Vec<Vec<Row>> = details
-        .iter()
-        .enumerate()
-        .map(|(t, _)| rows_of(&rows[t], id))
-        .collect();
-    for (table, stored_rows) in details.iter().zip(&stored_details) {
-        let k = table.model_table.expect("a detail table");
-        if let Some(v) = model.audit(&spec.params, k, stored_rows) {
-            problems.push(format!("{who}: {}: {v}", table.name));
-        }
+    let stored_details: Vec<Vec<Row>> = (0..details.len()).map(|t| rows_of(&rows[t], id)).collect();
+    let mut by_model_table: Vec<Option<&[Row]>> = vec![None; model.tables().len()];
+    for (table, r) in details.iter().zip(&stored_details) {
+        by_model_table[table.model_table.expect("a detail table")] = Some(r);
     }
+    let audit = model.audit(
+        &spec.params,
+        &Stored {
+            specs: model.tables(),
+            rows: by_model_table,
+        },
+    );
+    match audit {
+        Ok(None) => {}
+        Ok(Some(v)) => problems.push(format!("{who}: {v}")),
+        Err(e) => problems.push(format!("{who}: {e}")),
+    }
+    let audited = !details.is_empty();
     if replay {
-        let out = model.run(&spec.params, &plan.manifest.tables);
-        let fresh = super::tables::run_row(plan, &spec, &out);
-        if let Some(d) = first_difference(&runs_table[0], 0, std::slice::from_ref(stored), &[fresh])
-        {
-            problems.push(format!("{who}: {d}"));
-        }
-        for (table, stored_rows) in details.iter().zip(&stored_details) {
-            let k = table.model_table.expect("a detail table");
-            if let Some(d) = first_difference(table, 1, stored_rows, &out.tables[k]) {
-                problems.push(format!("{who}: {d}"));
+        match model.run(&spec.params, &plan.manifest.tables) {
+            Err(e) => problems.push(format!("{who}: cannot replay: {e}")),
+            Ok(out) => {
+                let fresh = run_row(plan, &spec, &out)[1..].to_vec();
+                if let Some(d) = first_difference("runs", &columns, &[stored], &[fresh]) {
+                    problems.push(format!("{who}: {d}"));
+                }
+                for (table, stored_rows) in details.iter().zip(&stored_details) {
+                    let k = table.model_table.expect("a detail table");
+                    let cols = value_columns(table);
+                    if let Some(d) =
+                        first_difference(table.name, &cols, stored_rows, &out.tables[k])
+                    {
+                        problems.push(format!("{who}: {d}"));
+                    }
+                }
             }
         }
     }
-    (id, replay, problems)
+    (audited, replay, problems)
 }

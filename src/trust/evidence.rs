@@ -7,19 +7,23 @@ use std::collections::HashMap;
 
 use super::input::RawTable;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ActorKind {
-    Human,
-    Organization,
-    Ai,
+crate::words! {
+    /// Who an actor is.
+    pub enum ActorKind {
+        Human = "human",
+        Organization = "organization",
+        Ai = "ai",
+    }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verification {
-    None,
-    Email,
-    Domain,
-    Organization,
+crate::words! {
+    /// How an actor's root is verified.
+    pub enum Verification {
+        None = "none",
+        Email = "email",
+        Domain = "domain",
+        Organization = "organization",
+    }
 }
 
 impl Verification {
@@ -75,6 +79,55 @@ pub enum Outcome {
     CannotVerify,
 }
 
+crate::words! {
+    /// The outcome words of a usage signal.
+    pub enum UsageOutcome {
+        Success = "success",
+        Failure = "failure",
+        Unknown = "unknown",
+    }
+}
+
+crate::words! {
+    /// The outcome words of a review signal.
+    pub enum ReviewOutcome {
+        True = "true",
+        False = "false",
+        Outdated = "outdated",
+        CannotVerify = "cannot_verify",
+    }
+}
+
+impl From<UsageOutcome> for Outcome {
+    fn from(o: UsageOutcome) -> Outcome {
+        match o {
+            UsageOutcome::Success => Outcome::Success,
+            UsageOutcome::Failure => Outcome::Failure,
+            UsageOutcome::Unknown => Outcome::Unknown,
+        }
+    }
+}
+
+impl From<ReviewOutcome> for Outcome {
+    fn from(o: ReviewOutcome) -> Outcome {
+        match o {
+            ReviewOutcome::True => Outcome::True,
+            ReviewOutcome::False => Outcome::False,
+            ReviewOutcome::Outdated => Outcome::Outdated,
+            ReviewOutcome::CannotVerify => Outcome::CannotVerify,
+        }
+    }
+}
+
+crate::words! {
+    /// Whether a signal still counts.
+    pub enum SignalStatus {
+        Active = "active",
+        Retracted = "retracted",
+        Hidden = "hidden",
+    }
+}
+
 impl Outcome {
     /// 1 supports, 0 opposes, none carries no correctness weight.
     pub fn polarity(self) -> Option<f64> {
@@ -103,15 +156,17 @@ pub struct Signal {
     pub active: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RelationKind {
-    Supports,
-    Contradicts,
-    Supersedes,
-    Corrects,
-    DerivedFrom,
-    Mirrors,
-    Quotes,
+crate::words! {
+    /// What a relation says.
+    pub enum RelationKind {
+        Supports = "supports",
+        Contradicts = "contradicts",
+        Supersedes = "supersedes",
+        Corrects = "corrects",
+        DerivedFrom = "derived_from",
+        Mirrors = "mirrors",
+        Quotes = "quotes",
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -116,16 +116,10 @@ impl<'a> Cells<'a> {
         }
     }
 
-    pub fn word<T: Copy>(&self, field: &str, words: &[(&str, T)]) -> Result<T, InputError> {
-        let s = self.text(field);
-        words
-            .iter()
-            .find(|(w, _)| *w == s)
-            .map(|(_, t)| *t)
-            .ok_or_else(|| {
-                let allowed: Vec<&str> = words.iter().map(|(w, _)| *w).collect();
-                self.fail(field, format!("allowed: {}", allowed.join(", ")))
-            })
+    /// One of an enum's words.
+    pub fn word<W: crate::words::Words>(&self, field: &str) -> Result<W, InputError> {
+        W::from_name(self.text(field))
+            .ok_or_else(|| self.fail(field, format!("allowed: {}", W::NAMES.join(", "))))
     }
 }
 

@@ -8,194 +8,195 @@ use super::explain::explanation;
 use super::rank::Ranked;
 use super::ratings::RatingScore;
 use super::reputation::Reputation;
+use super::score::Kind;
 use super::score::{Score, MODEL_VERSION};
-use crate::model::{col, ColType, Column, Row};
-use crate::params::Value;
+use super::status::Status;
+use crate::store::TableData;
 
-use ColType::{Float, Int, Str};
-
-const VERSION_COL: Column = col("model_version", Str, "always trust-v1");
-
-pub const SCORES: &[Column] = &[
-    VERSION_COL,
-    col("target", Str, "revision, item or claim id"),
-    col("kind", Str, "revision, item or claim"),
-    col("value", Float, "posterior mean alpha / (alpha + beta)"),
-    col("lower_bound", Float, "Beta(alpha, beta) 5th percentile"),
-    col("upper_bound", Float, "Beta(alpha, beta) 95th percentile"),
-    col(
-        "status",
-        Str,
-        "superseded, outdated, incorrect, disputed, high_confidence, supported or unverified",
-    ),
-    col("independent_count", Int, "groups with weight > 0"),
-    col(
-        "contradiction_count",
-        Int,
-        "independent groups with polarity < 0.5",
-    ),
-    col(
-        "real_world_count",
-        Int,
-        "independent root groups with an active real-world success or failure",
-    ),
-    col(
-        "evidence_count",
-        Int,
-        "active signals dated up to today, self-reported included",
-    ),
-    col("support_mass", Float, "S = sum of W_g p_g"),
-    col("opposition_mass", Float, "F = sum of W_g (1 - p_g)"),
-    col("alpha", Float, "alpha0 + S"),
-    col("beta", Float, "beta0 + F"),
-    col(
-        "explanation",
-        Str,
-        "JSON: prior, masses, groups, self_reported, flags, superseded_by",
-    ),
-];
-
-pub const RATINGS: &[Column] = &[
-    VERSION_COL,
-    col("target", Str, "the rated target"),
-    col(
-        "context",
-        Str,
-        "facets key=value joined by ; (sorted); '' pools every context",
-    ),
-    col("dimension", Str, "what is rated"),
-    col("value", Float, "(k m + sum W_g x_g) / (k + sum W_g), k = 3"),
-    col(
-        "mean",
-        Float,
-        "m: the dimension's mean over non-self latest ratings (0.5 if none)",
-    ),
-    col("ratings", Int, "latest ratings in the cell"),
-    col("low", Int, "of which scored below 40"),
-    col("mid", Int, "scored 40 to below 70"),
-    col("high", Int, "scored 70 or more"),
-    col(
-        "explanation",
-        Str,
-        "JSON: groups (root, weight, score) and self_reported actors",
-    ),
-];
-
-pub const REPUTATION: &[Column] = &[
-    VERSION_COL,
-    col("actor", Str, "actor id"),
-    col("root", Str, "its root controller"),
-    col(
-        "quality",
-        Float,
-        "Q: Bayesian mean of its revisions' values",
-    ),
-    col("accuracy", Float, "A: Bayesian mean review accuracy"),
-    col("multiplier", Float, "m_v of the root's verification"),
-    col(
-        "reputation",
-        Float,
-        "clamp((0.2 + 0.8 (Q + A) / 2) m_v, 0.05, 1)",
-    ),
-    col("revisions", Int, "revisions behind Q"),
-    col("reviews", Int, "reviews behind A"),
-];
-
-pub const RANKING: &[Column] = &[
-    VERSION_COL,
-    col("position", Int, "1 = first"),
-    col("target", Str, "item or claim id"),
-    col("kind", Str, "item or claim"),
-    col(
-        "rank",
-        Float,
-        "(0.25 + 0.75 lower_bound) x status factor x freshness",
-    ),
-    col("lower_bound", Float, "the target's lower bound"),
-    col("status", Str, "the target's status"),
-    col(
-        "freshness",
-        Float,
-        "0.5 ^ (days since last positive signal / 730), floored at 0.5",
-    ),
-];
-
-fn s(x: &str) -> Value {
-    Value::Str(x.to_string())
+crate::record! {
+    /// A scored revision, item or claim: a row of `scores`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ScoreRow {
+        /// always trust-v1
+        model_version: String,
+        /// revision, item or claim id
+        target: String,
+        /// revision, item or claim
+        kind: Kind,
+        /// posterior mean alpha / (alpha + beta)
+        value: f64 [0.0, 1.0],
+        /// Beta(alpha, beta) 5th percentile
+        lower_bound: f64 [0.0, 1.0],
+        /// Beta(alpha, beta) 95th percentile
+        upper_bound: f64 [0.0, 1.0],
+        /// superseded, outdated, incorrect, disputed, high_confidence, supported or unverified
+        status: Status,
+        /// groups with weight > 0
+        independent_count: u64,
+        /// independent groups with polarity < 0.5
+        contradiction_count: u64,
+        /// independent root groups with an active real-world success or failure
+        real_world_count: u64,
+        /// active signals dated up to today, self-reported included
+        evidence_count: u64,
+        /// S = sum of W_g p_g
+        support_mass: f64,
+        /// F = sum of W_g (1 - p_g)
+        opposition_mass: f64,
+        /// alpha0 + S
+        alpha: f64,
+        /// beta0 + F
+        beta: f64,
+        /// JSON: prior, masses, groups, self_reported, flags, superseded_by
+        explanation: String,
+    }
 }
 
-fn int(x: usize) -> Value {
-    Value::Int(x as i64)
+crate::record! {
+    /// A target's rating of one dimension in one context: a row of `ratings`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct RatingRow {
+        /// always trust-v1
+        model_version: String,
+        /// the rated target
+        target: String,
+        /// facets key=value joined by ; (sorted); '' pools every context
+        context: String,
+        /// what is rated
+        dimension: String,
+        /// (k m + sum W_g x_g) / (k + sum W_g), k = 3
+        value: f64,
+        /// m: the dimension's mean over non-self latest ratings (0.5 if none)
+        mean: f64,
+        /// latest ratings in the cell
+        ratings: u64,
+        /// of which scored below 40
+        low: u64,
+        /// scored 40 to below 70
+        mid: u64,
+        /// scored 70 or more
+        high: u64,
+        /// JSON: groups (root, weight, score) and self_reported actors
+        explanation: String,
+    }
 }
 
-pub fn score_row(sc: &Score) -> Row {
-    vec![
-        s(MODEL_VERSION),
-        s(&sc.target),
-        s(sc.kind.name()),
-        Value::Float(sc.value),
-        Value::Float(sc.lower),
-        Value::Float(sc.upper),
-        s(sc.status.name()),
-        int(sc.independent_count),
-        int(sc.contradiction_count),
-        int(sc.real_world_count),
-        int(sc.evidence_count),
-        Value::Float(sc.support_mass),
-        Value::Float(sc.opposition_mass),
-        Value::Float(sc.alpha),
-        Value::Float(sc.beta),
-        s(&explanation(sc).to_string()),
-    ]
+crate::record! {
+    /// An actor's reputation: a row of `reputation`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ReputationRow {
+        /// always trust-v1
+        model_version: String,
+        /// actor id
+        actor: String,
+        /// its root controller
+        root: String,
+        /// Q: Bayesian mean of its revisions' values
+        quality: f64,
+        /// A: Bayesian mean review accuracy
+        accuracy: f64,
+        /// m_v of the root's verification
+        multiplier: f64,
+        /// clamp((0.2 + 0.8 (Q + A) / 2) m_v, 0.05, 1)
+        reputation: f64 [0.05, 1.0],
+        /// revisions behind Q
+        revisions: u64,
+        /// reviews behind A
+        reviews: u64,
+    }
 }
 
-pub fn rating_row(r: &RatingScore) -> Row {
+crate::record! {
+    /// A target's place in retrieval ranking: a row of `ranking`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct RankingRow {
+        /// always trust-v1
+        model_version: String,
+        /// 1 = first
+        position: u64,
+        /// item or claim id
+        target: String,
+        /// item or claim
+        kind: Kind,
+        /// (0.25 + 0.75 lower_bound) x status factor x freshness
+        rank: f64,
+        /// the target's lower bound
+        lower_bound: f64 [0.0, 1.0],
+        /// the target's status
+        status: String,
+        /// 0.5 ^ (days since last positive signal / 730), floored at 0.5
+        freshness: f64,
+    }
+}
+
+pub fn score_row(sc: &Score) -> ScoreRow {
+    ScoreRow {
+        model_version: MODEL_VERSION.into(),
+        target: sc.target.clone(),
+        kind: sc.kind,
+        value: sc.value,
+        lower_bound: sc.lower,
+        upper_bound: sc.upper,
+        status: sc.status,
+        independent_count: sc.independent_count as u64,
+        contradiction_count: sc.contradiction_count as u64,
+        real_world_count: sc.real_world_count as u64,
+        evidence_count: sc.evidence_count as u64,
+        support_mass: sc.support_mass,
+        opposition_mass: sc.opposition_mass,
+        alpha: sc.alpha,
+        beta: sc.beta,
+        explanation: explanation(sc).to_string(),
+    }
+}
+
+pub fn rating_row(r: &RatingScore) -> RatingRow {
     let groups: Vec<_> = r
         .groups
         .iter()
         .map(|g| json!({"root": g.root, "weight": g.weight, "score": g.score}))
         .collect();
     let explanation = json!({"groups": groups, "self_reported": r.self_reported});
-    vec![
-        s(MODEL_VERSION),
-        s(&r.target),
-        s(&r.context),
-        s(&r.dimension),
-        Value::Float(r.value),
-        Value::Float(r.mean),
-        int(r.ratings),
-        int(r.low),
-        int(r.mid),
-        int(r.high),
-        s(&explanation.to_string()),
-    ]
+    RatingRow {
+        model_version: MODEL_VERSION.into(),
+        target: r.target.clone(),
+        context: r.context.clone(),
+        dimension: r.dimension.clone(),
+        value: r.value,
+        mean: r.mean,
+        ratings: r.ratings as u64,
+        low: r.low as u64,
+        mid: r.mid as u64,
+        high: r.high as u64,
+        explanation: explanation.to_string(),
+    }
 }
 
-pub fn reputation_row(r: &Reputation) -> Row {
-    vec![
-        s(MODEL_VERSION),
-        s(&r.actor),
-        s(&r.root),
-        Value::Float(r.quality),
-        Value::Float(r.accuracy),
-        Value::Float(r.multiplier),
-        Value::Float(r.reputation),
-        int(r.revisions),
-        int(r.reviews),
-    ]
+pub fn reputation_row(r: &Reputation) -> ReputationRow {
+    ReputationRow {
+        model_version: MODEL_VERSION.into(),
+        actor: r.actor.clone(),
+        root: r.root.clone(),
+        quality: r.quality,
+        accuracy: r.accuracy,
+        multiplier: r.multiplier,
+        reputation: r.reputation,
+        revisions: r.revisions as u64,
+        reviews: r.reviews as u64,
+    }
 }
 
-pub fn ranking_row(r: &Ranked) -> Row {
-    vec![
-        s(MODEL_VERSION),
-        int(r.position),
-        s(&r.target),
-        s(r.kind.name()),
-        Value::Float(r.rank),
-        Value::Float(r.lower),
-        s(r.status),
-        Value::Float(r.freshness),
-    ]
+pub fn ranking_row(r: &Ranked) -> RankingRow {
+    RankingRow {
+        model_version: MODEL_VERSION.into(),
+        position: r.position as u64,
+        target: r.target.clone(),
+        kind: r.kind,
+        rank: r.rank,
+        lower_bound: r.lower,
+        status: r.status.to_string(),
+        freshness: r.freshness,
+    }
 }
 
 /// Everything `witness trust score` writes, computed from the tables,
@@ -241,29 +242,16 @@ impl Report {
         }
     }
 
-    /// (file stem, columns, rows) of each output table.
-    pub fn tables(&self) -> Vec<(&'static str, &'static [Column], Vec<Row>)> {
+    /// (file stem, table) of each output table.
+    pub fn tables(&self) -> Vec<(&'static str, TableData)> {
+        fn table<T, R: crate::model::Record>(items: &[T], row: fn(&T) -> R) -> TableData {
+            TableData::of_records(&items.iter().map(row).collect::<Vec<_>>())
+        }
         vec![
-            (
-                "scores",
-                SCORES,
-                self.scores.iter().map(score_row).collect(),
-            ),
-            (
-                "ratings",
-                RATINGS,
-                self.ratings.iter().map(rating_row).collect(),
-            ),
-            (
-                "reputation",
-                REPUTATION,
-                self.reputation.iter().map(reputation_row).collect(),
-            ),
-            (
-                "ranking",
-                RANKING,
-                self.ranking.iter().map(ranking_row).collect(),
-            ),
+            ("scores", table(&self.scores, score_row)),
+            ("ratings", table(&self.ratings, rating_row)),
+            ("reputation", table(&self.reputation, reputation_row)),
+            ("ranking", table(&self.ranking, ranking_row)),
         ]
     }
 }

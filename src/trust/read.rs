@@ -6,43 +6,10 @@
 use std::collections::HashMap;
 
 use super::evidence::{
-    normalize_context, Actor, ActorKind, Claim, Evidence, Outcome, Rating, Relation, RelationKind,
-    Revision, Signal, Tables, Target, Verification,
+    normalize_context, Actor, ActorKind, Claim, Evidence, Rating, Relation, RelationKind,
+    ReviewOutcome, Revision, Signal, SignalStatus, Tables, Target, UsageOutcome, Verification,
 };
 use super::input::{self, Cells, Ids, InputError, RawTable};
-
-const ACTOR_KINDS: &[(&str, ActorKind)] = &[
-    ("human", ActorKind::Human),
-    ("organization", ActorKind::Organization),
-    ("ai", ActorKind::Ai),
-];
-const VERIFICATIONS: &[(&str, Verification)] = &[
-    ("none", Verification::None),
-    ("email", Verification::Email),
-    ("domain", Verification::Domain),
-    ("organization", Verification::Organization),
-];
-const USAGE: &[(&str, Outcome)] = &[
-    ("success", Outcome::Success),
-    ("failure", Outcome::Failure),
-    ("unknown", Outcome::Unknown),
-];
-const REVIEW: &[(&str, Outcome)] = &[
-    ("true", Outcome::True),
-    ("false", Outcome::False),
-    ("outdated", Outcome::Outdated),
-    ("cannot_verify", Outcome::CannotVerify),
-];
-const STATUSES: &[(&str, bool)] = &[("active", true), ("retracted", false), ("hidden", false)];
-const RELATION_KINDS: &[(&str, RelationKind)] = &[
-    ("supports", RelationKind::Supports),
-    ("contradicts", RelationKind::Contradicts),
-    ("supersedes", RelationKind::Supersedes),
-    ("corrects", RelationKind::Corrects),
-    ("derived_from", RelationKind::DerivedFrom),
-    ("mirrors", RelationKind::Mirrors),
-    ("quotes", RelationKind::Quotes),
-];
 
 impl Evidence {
     pub fn new(t: &Tables) -> Result<Evidence, InputError> {
@@ -90,7 +57,7 @@ impl Evidence {
         for c in &cells {
             let id = c.required("id")?;
             ids.add(c, id)?;
-            let kind = c.word("kind", ACTOR_KINDS)?;
+            let kind = c.word::<ActorKind>("kind")?;
             if kind == ActorKind::Ai && c.optional("controller").is_none() {
                 return Err(c.fail(
                     "controller",
@@ -102,7 +69,7 @@ impl Evidence {
             self.actors.push(Actor {
                 id: id.to_string(),
                 kind,
-                verification: c.word("verification", VERIFICATIONS)?,
+                verification: c.word::<Verification>("verification")?,
                 created: c.int("created")?,
                 root: self.actors.len(),
             });
@@ -261,8 +228,8 @@ impl Evidence {
             let id = c.required("id")?;
             ids.add(&c, id)?;
             let outcome = match c.text("kind") {
-                "usage" => c.word("outcome", USAGE)?,
-                "review" => c.word("outcome", REVIEW)?,
+                "usage" => c.word::<UsageOutcome>("outcome")?.into(),
+                "review" => c.word::<ReviewOutcome>("outcome")?.into(),
                 _ => return Err(c.fail("kind", "allowed: usage, review")),
             };
             let signal = Signal {
@@ -274,7 +241,7 @@ impl Evidence {
                 confidence: c.number("confidence", 0.0, 1.0)?,
                 references_usage: c.flag("references_usage")?,
                 day: c.int("day")?,
-                active: c.word("status", STATUSES)?,
+                active: c.word::<SignalStatus>("status")? == SignalStatus::Active,
             };
             self.signals.push(signal);
         }
@@ -287,7 +254,7 @@ impl Evidence {
         let mut derived: HashMap<String, (String, usize)> = HashMap::new();
         let mut order: Vec<String> = Vec::new();
         for (row, c) in rows.iter().enumerate() {
-            let kind = c.word("kind", RELATION_KINDS)?;
+            let kind = c.word::<RelationKind>("kind")?;
             let r = Relation {
                 from: c.required("from")?.to_string(),
                 to: c.required("to")?.to_string(),

@@ -19,27 +19,23 @@ const BURST_SIGNALS: usize = 5;
 const YOUNG_DAYS: i64 = 7;
 const OUTDATED_DAYS: i64 = 365;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Revision,
-    Item,
-    Claim,
-}
-
-impl Kind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Revision => "revision",
-            Kind::Item => "item",
-            Kind::Claim => "claim",
-        }
+crate::words! {
+    /// What a score is of.
+    pub enum Kind {
+        Revision = "revision",
+        Item = "item",
+        Claim = "claim",
     }
 }
 
 /// One root's (or one source family's) group on a target.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group {
+    /// As the explanation shows it: a root actor's id, or `family:` and
+    /// the family's origin.
     pub root: String,
+    /// The root actor's id, or the family's origin source.
+    pub party: String,
     pub weight: f64,
     /// None when no signal of the group carries a polarity.
     pub polarity: Option<f64>,
@@ -210,6 +206,7 @@ fn group_signals(
         }
         let group = Group {
             root: root_id.to_string(),
+            party: root_id.to_string(),
             weight: total.min(GROUP_CAP),
             polarity: (total > 0.0).then(|| positive / total),
             signals: list.iter().map(|s| s.id.clone()).collect(),
@@ -260,6 +257,7 @@ fn family_groups(ev: &Evidence, cx: &Context, claim: &str) -> Vec<Group> {
             let strongest = stances.iter().map(|s| s.0).fold(0.0, f64::max);
             Group {
                 root: format!("family:{family}"),
+                party: family.to_string(),
                 weight: 0.5 * strongest,
                 polarity: (total > 0.0)
                     .then(|| stances.iter().map(|s| s.0 * s.1).sum::<f64>() / total),

@@ -2,30 +2,20 @@
 //! status carries (section 9). Rules run in the seed's order and the first
 //! match wins; moderation never enters them.
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Status {
-    Superseded,
-    Outdated,
-    Incorrect,
-    Disputed,
-    HighConfidence,
-    Supported,
-    Unverified,
+crate::words! {
+    /// A target's status, in the order the rules are tried.
+    pub enum Status {
+        Superseded = "superseded",
+        Outdated = "outdated",
+        Incorrect = "incorrect",
+        Disputed = "disputed",
+        HighConfidence = "high_confidence",
+        Supported = "supported",
+        Unverified = "unverified",
+    }
 }
 
 impl Status {
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Superseded => "superseded",
-            Status::Outdated => "outdated",
-            Status::Incorrect => "incorrect",
-            Status::Disputed => "disputed",
-            Status::HighConfidence => "high_confidence",
-            Status::Supported => "supported",
-            Status::Unverified => "unverified",
-        }
-    }
-
     /// Retrieval ranking's status factor.
     pub fn factor(self) -> f64 {
         match self {

@@ -3,6 +3,7 @@
 //! lift bad claims. Everything is written as the scorer's input tables, so
 //! the simulation exercises exactly what `witness trust score` runs.
 
+use crate::params::Kind;
 use crate::rng::Stream;
 use crate::trust::evidence::Tables;
 use crate::trust::input::{self, RawTable};
@@ -11,47 +12,55 @@ pub const TODAY: i64 = 1000;
 /// Stream tag ("trus"), so trust-sim draws never share a cascade stream.
 const TAG: u64 = 0x7472_7573;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Attack {
-    None,
-    /// An ai fleet under one unverified controller.
-    Sybil,
-    /// Unverified human accounts, each its own root.
-    Throwaway,
-    /// Throwaway accounts created days ago, all posting on one day.
-    Burst,
-    /// The attacker authors the bad claims and its fleet confirms them.
-    SelfPromotion,
-    /// One origin source and its mirrors all supporting the bad claims.
-    CopySources,
-    /// Independent email-verified humans, one confirmation each.
-    Collusion,
+crate::words! {
+    /// The attacks trust-sim plays against trust-v1.
+    pub enum Attack {
+        /// No attack.
+        None = "none",
+        /// An ai fleet under one unverified controller.
+        Sybil = "sybil",
+        /// Unverified human accounts, each its own root.
+        Throwaway = "throwaway",
+        /// Throwaway accounts created days ago, all posting on one day.
+        Burst = "burst",
+        /// The attacker authors the bad claims and its fleet confirms them.
+        SelfPromotion = "self_promotion",
+        /// One origin source and its mirrors all supporting the bad claims.
+        CopySources = "copy_sources",
+        /// Independent email-verified humans, one confirmation each.
+        Collusion = "collusion",
+    }
 }
 
-pub const ATTACKS: &[(&str, Attack)] = &[
-    ("none", Attack::None),
-    ("sybil", Attack::Sybil),
-    ("throwaway", Attack::Throwaway),
-    ("burst", Attack::Burst),
-    ("self_promotion", Attack::SelfPromotion),
-    ("copy_sources", Attack::CopySources),
-    ("collusion", Attack::Collusion),
-];
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Setup {
-    pub seed: u64,
-    pub replicate: u64,
-    pub claims: usize,
-    pub good_share: f64,
-    pub honest: usize,
-    pub verified_share: f64,
-    pub evidence: usize,
-    pub honest_accuracy: f64,
-    pub attack: Attack,
-    pub attacker_share: f64,
-    pub fleet: usize,
-    pub colluders: usize,
+crate::params! {
+    /// trust-sim's parameters: the world a run generates and the attack
+    /// on it, in the column order of `runs.parquet`.
+    pub struct Setup {
+        /// run seed
+        seed: u64 = 1, Kind::int(0, i64::MAX), Seed;
+        /// varies the world's draws (placebo reruns)
+        replicate: u64 = 0, Kind::int(0, i64::MAX), Replicate;
+        /// claims scored, each good or bad
+        claims: usize = 300, Kind::int(1, 10_000_000);
+        /// chance a claim is good
+        good_share: f64 = 0.5, Kind::float(0.0, 1.0);
+        /// honest human actors, each its own root
+        honest: usize = 60, Kind::int(1, 10_000_000);
+        /// share of honest actors with a verified email (the rest unverified)
+        verified_share: f64 = 0.5, Kind::float(0.0, 1.0);
+        /// honest signals per claim
+        evidence: usize = 6, Kind::int(0, 100_000);
+        /// chance an honest signal matches the truth
+        honest_accuracy: f64 = 0.85, Kind::float(0.0, 1.0);
+        /// none, sybil, throwaway, burst, self_promotion, copy_sources or collusion
+        attack: Attack = Attack::Sybil, Kind::choice::<Attack>();
+        /// share of bad claims the attack targets
+        attacker_share: f64 = 0.5, Kind::float(0.0, 1.0);
+        /// accounts (or copied sources) per attacked claim
+        fleet: usize = 10, Kind::int(1, 100_000);
+        /// collusion: independent email-verified attacker roots
+        colluders: usize = 1, Kind::int(1, 100_000);
+    }
 }
 
 /// The generated tables and what the scorer cannot see.
@@ -62,9 +71,13 @@ pub struct World {
     /// Per claim: attacked?
     pub attacked: Vec<bool>,
     pub signals: usize,
+    /// Every id the attack created (actors and sources): the roots and
+    /// families an attacker's evidence is grouped under.
+    pub attacker_ids: std::collections::HashSet<String>,
 }
 
 struct Builder {
+    attacker_ids: std::collections::HashSet<String>,
     actors: Vec<Vec<String>>,
     claims: Vec<Vec<String>>,
     signals: Vec<Vec<String>>,
@@ -72,6 +85,18 @@ struct Builder {
 }
 
 impl Builder {
+    fn attacker(
+        &mut self,
+        id: &str,
+        kind: &str,
+        controller: &str,
+        verification: &str,
+        created: i64,
+    ) {
+        self.attacker_ids.insert(id.to_string());
+        self.actor(id, kind, controller, verification, created);
+    }
+
     fn actor(&mut self, id: &str, kind: &str, controller: &str, verification: &str, created: i64) {
         self.actors.push(
             [id, kind, controller, verification, &created.to_string()]
@@ -120,6 +145,7 @@ impl Builder {
 pub fn generate(s: &Setup) -> World {
     let mut rng = Stream::keyed(s.seed, &[TAG, s.replicate]);
     let mut b = Builder {
+        attacker_ids: Default::default(),
         actors: Vec::new(),
         claims: Vec::new(),
         signals: Vec::new(),
@@ -143,20 +169,20 @@ pub fn generate(s: &Setup) -> World {
     let fleet: Vec<String> = (0..s.fleet).map(|k| format!("atk-{k}")).collect();
     match s.attack {
         Attack::Sybil | Attack::SelfPromotion => {
-            b.actor("atk", "human", "", "none", 0);
+            b.attacker("atk", "human", "", "none", 0);
             for f in &fleet {
-                b.actor(f, "ai", "atk", "none", 0);
+                b.attacker(f, "ai", "atk", "none", 0);
             }
         }
         Attack::Throwaway => fleet
             .iter()
-            .for_each(|f| b.actor(f, "human", "", "none", 0)),
+            .for_each(|f| b.attacker(f, "human", "", "none", 0)),
         Attack::Burst => fleet
             .iter()
-            .for_each(|f| b.actor(f, "human", "", "none", TODAY - 5)),
-        Attack::CopySources => b.actor("atk", "human", "", "none", 0),
+            .for_each(|f| b.attacker(f, "human", "", "none", TODAY - 5)),
+        Attack::CopySources => b.attacker("atk", "human", "", "none", 0),
         Attack::Collusion => {
-            (0..s.colluders).for_each(|k| b.actor(&format!("atk-{k}"), "human", "", "email", 0))
+            (0..s.colluders).for_each(|k| b.attacker(&format!("atk-{k}"), "human", "", "email", 0))
         }
         Attack::None => {}
     }
@@ -204,6 +230,7 @@ pub fn generate(s: &Setup) -> World {
             }
             Attack::CopySources => {
                 let origin = format!("atk-src-{i}");
+                b.attacker_ids.insert(origin.clone());
                 b.relations.push(
                     [&origin, &claim, "supports", "1.0", "atk", "990"]
                         .map(String::from)
@@ -211,6 +238,7 @@ pub fn generate(s: &Setup) -> World {
                 );
                 for k in 1..s.fleet {
                     let mirror = format!("{origin}-m{k}");
+                    b.attacker_ids.insert(mirror.clone());
                     b.relations.push(
                         [&mirror, &origin, "mirrors", "", "atk", "990"]
                             .map(String::from)
@@ -255,5 +283,6 @@ pub fn generate(s: &Setup) -> World {
         good,
         attacked,
         signals,
+        attacker_ids: b.attacker_ids,
     }
 }

@@ -7,6 +7,7 @@
 use std::time::Instant;
 
 use crate::grid::Plan;
+use crate::model::Row;
 use crate::params::Value;
 use crate::runner::tables::{run_into, tables};
 
@@ -49,11 +50,14 @@ pub fn estimate(plan: &Plan) -> String {
         .map(|r| r.start)
         .take(SAMPLES)
         .collect();
-    ids.extend((1..=SPREAD).map(|k| k * plan.total / (SPREAD + 1)));
+    ids.extend(
+        (1..=SPREAD)
+            .map(|k| (u128::from(k) * u128::from(plan.total) / u128::from(SPREAD + 1)) as u64),
+    );
     ids.sort_unstable();
     ids.dedup();
     let tables = tables(model, &plan.manifest.tables);
-    let mut rows: Vec<Vec<crate::model::Row>> = tables.iter().map(|_| Vec::new()).collect();
+    let mut rows: Vec<Vec<Row>> = tables.iter().map(|_| Vec::new()).collect();
     let started = Instant::now();
     for &id in &ids {
         run_into(plan, &tables, id, &mut rows);

@@ -4,10 +4,14 @@
 //! ab_glyph, never system fonts, so the same data gives the same bytes on
 //! any machine.
 
+use image::ImageEncoder;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use super::atomic;
+use crate::analysis::figures::{Heatmap, TrajectoryFigure};
 
 const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 const SANS: &str = "sans-serif";
@@ -31,35 +35,6 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(0, 0, 0),
     RGBColor(240, 228, 66),
 ];
-
-pub struct Series {
-    pub label: String,
-    pub mean: Vec<f64>,
-    pub low: Vec<f64>,
-    pub high: Vec<f64>,
-}
-
-pub struct Panel {
-    pub title: String,
-    pub series: Vec<Series>,
-}
-
-pub struct TrajectoryFigure {
-    pub title: String,
-    pub x_label: String,
-    pub y_label: String,
-    pub panels: Vec<Panel>,
-}
-
-pub struct Heatmap {
-    pub title: String,
-    pub x_axis: String,
-    pub x_values: Vec<String>,
-    pub y_axis: String,
-    pub y_values: Vec<String>,
-    /// (arm, cells[y][x]) with None where no run fell.
-    pub panels: Vec<(String, Vec<Vec<Option<f64>>>)>,
-}
 
 type Drawn<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
@@ -142,6 +117,16 @@ fn shade(t: f64) -> RGBColor {
     RGBColor(lerp(a.0, b.0), lerp(a.1, b.1), lerp(a.2, b.2))
 }
 
+/// A value as a heatmap cell shows it: three decimals for fractions, one
+/// for percentages and counts.
+fn cell_text(v: f64) -> String {
+    if v.abs() < 10.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
 fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap) -> Drawn<DB> {
     root.fill(&WHITE)?;
     let body = root.titled(&hm.title, (SANS, 20))?;
@@ -156,6 +141,13 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap)
     let (width, _) = body.dim_in_pixel();
     let (panels_area, bar_area) = body.split_horizontally(width.saturating_sub(110));
     let (nx, ny) = (hm.x_values.len() as i32, hm.y_values.len() as i32);
+    let longest = hm
+        .y_values
+        .iter()
+        .map(|v| v.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let y_labels = (longest * 8 + 30).clamp(60, 260);
     for (area, (arm, cells)) in panels_area
         .split_evenly((1, hm.panels.len()))
         .iter()
@@ -165,7 +157,7 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap)
             .caption(arm, (SANS, 17))
             .margin(12)
             .x_label_area_size(46)
-            .y_label_area_size(90)
+            .y_label_area_size(y_labels)
             // Integer ranges are inclusive here: 0..n-1 makes n segments.
             .build_cartesian_2d((0..nx - 1).into_segmented(), (0..ny - 1).into_segmented())?;
         let name = |values: &[String], v: &SegmentValue<i32>| match v {
@@ -196,7 +188,7 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap)
                         let t = (v - lo) / span;
                         (
                             shade(t),
-                            format!("{v:.3}"),
+                            cell_text(*v),
                             if t > 0.45 { WHITE } else { BLACK },
                         )
                     }
@@ -229,12 +221,12 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap)
     }
     let label = TextStyle::from((SANS, 13)).color(&BLACK);
     bar.draw(&Text::new(
-        format!("{hi:.3}"),
+        cell_text(hi),
         (bw as i32 / 3 + 4, 0),
         label.clone(),
     ))?;
     bar.draw(&Text::new(
-        format!("{lo:.3}"),
+        cell_text(lo),
         (bw as i32 / 3 + 4, bh as i32 - 14),
         label,
     ))?;
@@ -245,28 +237,33 @@ fn err(e: impl std::fmt::Display) -> std::io::Error {
     std::io::Error::other(e.to_string())
 }
 
-/// Writes `stem.svg` and `stem.png` atomically.
-fn write_pair<F>(
+/// `stem` with an extension appended: a stem may itself contain dots
+/// (`communication=0.8`), which `Path::with_extension` would cut off.
+pub fn with_suffix(stem: &Path, ext: &str) -> PathBuf {
+    let mut s = stem.as_os_str().to_owned();
+    s.push(".");
+    s.push(ext);
+    PathBuf::from(s)
+}
+
+/// Draws a chart into an SVG string and an RGB buffer, encodes the PNG in
+/// memory and writes `stem.svg` and `stem.png` atomically.
+fn write_pair(
     stem: &Path,
-    draw_svg: F,
-    draw_png: impl Fn(&Path) -> std::io::Result<()>,
-) -> std::io::Result<()>
-where
-    F: Fn(&mut String) -> std::io::Result<()>,
-{
+    size: (u32, u32),
+    draw_svg: impl Fn(&mut String) -> std::io::Result<()>,
+    draw_png: impl Fn(&mut [u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut svg = String::new();
     draw_svg(&mut svg)?;
-    crate::sink::atomic::write(&stem.with_extension("svg"), svg.as_bytes())?;
-    // The bitmap backend picks its encoder from the extension: keep `.png`.
-    let name = stem
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = stem.with_file_name(format!(".{name}.tmp{}.png", std::process::id()));
-    draw_png(&tmp)?;
-    let bytes = std::fs::read(&tmp)?;
-    std::fs::remove_file(&tmp)?;
-    crate::sink::atomic::write(&stem.with_extension("png"), &bytes)
+    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    draw_png(&mut rgb)?;
+    let mut png = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut png)
+        .write_image(&rgb, size.0, size.1, image::ColorType::Rgb8)
+        .map_err(err)?;
+    atomic::write(&with_suffix(stem, "svg"), svg.as_bytes())?;
+    atomic::write(&with_suffix(stem, "png"), &png)
 }
 
 pub fn write_trajectories(stem: &Path, fig: &TrajectoryFigure) -> std::io::Result<()> {
@@ -274,24 +271,41 @@ pub fn write_trajectories(stem: &Path, fig: &TrajectoryFigure) -> std::io::Resul
     let size = (420 * fig.panels.len() as u32 + 40, 460);
     write_pair(
         stem,
+        size,
         |svg| {
             draw_trajectories(&SVGBackend::with_string(svg, size).into_drawing_area(), fig)
                 .map_err(err)
         },
-        |png| {
-            draw_trajectories(&BitMapBackend::new(png, size).into_drawing_area(), fig).map_err(err)
+        |rgb| {
+            draw_trajectories(
+                &BitMapBackend::with_buffer(rgb, size).into_drawing_area(),
+                fig,
+            )
+            .map_err(err)
         },
     )
 }
 
 pub fn write_heatmap(stem: &Path, hm: &Heatmap) -> std::io::Result<()> {
     register_font();
-    let size = (360 * hm.panels.len() as u32 + 150, 460);
+    let title = hm.title.chars().count() as u32 * 11 + 40;
+    let rows = hm.y_values.len() as u32;
+    let size = (
+        (360 * hm.panels.len() as u32 + 150).max(title),
+        (200 + 34 * rows).max(460),
+    );
     write_pair(
         stem,
+        size,
         |svg| {
             draw_heatmap(&SVGBackend::with_string(svg, size).into_drawing_area(), hm).map_err(err)
         },
-        |png| draw_heatmap(&BitMapBackend::new(png, size).into_drawing_area(), hm).map_err(err),
+        |rgb| {
+            draw_heatmap(
+                &BitMapBackend::with_buffer(rgb, size).into_drawing_area(),
+                hm,
+            )
+            .map_err(err)
+        },
     )
 }

@@ -1,0 +1,131 @@
+//! What `plot` draws for a results folder: trajectory figures for the
+//! chosen scenarios (when the model has curves and the table is there) and
+//! a heatmap of a summary metric over two axes, each with a file stem.
+
+use super::curves::Trajectories;
+use super::design::Design;
+use super::figures::{Heatmap, TrajectoryFigure};
+use super::heatmap::{heatmap, layout, Layout};
+use crate::results::ResultsDir;
+use crate::{Error, Result};
+
+/// Scenarios drawn when none is chosen; more would bury the reader.
+pub const MAX_SCENARIOS: usize = 12;
+/// The most rows, columns or panels a heatmap is drawn with.
+pub const MAX_HEATMAP_SIDE: usize = 40;
+pub const MAX_HEATMAP_PANELS: usize = 12;
+
+pub struct Request<'a> {
+    pub scenario: Option<&'a str>,
+    /// The heatmap's metric; the model's first headline metric when `None`.
+    pub metric: Option<&'a str>,
+    pub x: Option<&'a str>,
+    pub y: Option<&'a str>,
+}
+
+pub struct Figures {
+    pub trajectories: Vec<(String, TrajectoryFigure)>,
+    pub heatmap: Option<(String, Heatmap)>,
+    /// What was left out and why, for the reader.
+    pub notes: Vec<String>,
+}
+
+/// A file-name-safe form of a label: letters, digits and dots kept, runs of
+/// anything else one '-'.
+pub fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+pub fn figures(results: &ResultsDir, req: &Request) -> Result<Figures> {
+    let plan = &results.plan;
+    let model = plan.model();
+    let d = Design::of(plan)?;
+    let mut notes = Vec::new();
+    let chosen: Vec<usize> = match req.scenario {
+        Some(want) => {
+            let norm = |s: &str| s.replace(' ', "");
+            let i = d
+                .scenarios
+                .iter()
+                .position(|s| norm(&s.label()) == norm(want))
+                .ok_or_else(|| {
+                    let all: Vec<String> = d.scenarios.iter().map(|s| s.label()).collect();
+                    Error::Usage(format!(
+                        "--scenario {want:?}: no such scenario; scenarios: {}",
+                        all.join(" | ")
+                    ))
+                })?;
+            vec![i]
+        }
+        None => {
+            if d.scenarios.len() > MAX_SCENARIOS {
+                notes.push(format!(
+                    "drawing the first {MAX_SCENARIOS} of {} scenarios; choose one with --scenario",
+                    d.scenarios.len()
+                ));
+            }
+            (0..d.scenarios.len().min(MAX_SCENARIOS)).collect()
+        }
+    };
+    let mut trajectories = Vec::new();
+    match model.curves() {
+        Some((table, ..)) if results.layout.table(table).is_file() => {
+            let mut acc = Trajectories::new(plan, &d, &chosen).expect("the model has curves");
+            let mut problem = None;
+            results.scan(table, &acc.names(), |row| {
+                if problem.is_none() {
+                    problem = acc.add(row).err();
+                }
+            })?;
+            if let Some(e) = problem {
+                return Err(e.into());
+            }
+            for (s, fig) in acc.figures(plan) {
+                trajectories.push((
+                    format!("trajectories-{}", slug(&d.scenarios[s].label())),
+                    fig,
+                ));
+            }
+        }
+        Some((table, ..)) => notes.push(format!(
+            "no {table}.parquet (set [output] {table} = true); no trajectory charts"
+        )),
+        None => {}
+    }
+    let layout = layout(plan, req.x, req.y)?;
+    let metric = super::summary::metric_or_default(model, req.metric, "--metric")?;
+    let values = results.runs_columns(&[metric])?.remove(0);
+    let stem = match &layout {
+        Layout::Axes(x, y) => format!("heatmap-{}-{}-{}", slug(metric), slug(x.name), slug(y.name)),
+        Layout::ArmsBy(x) => format!("heatmap-{}-arm-{}", slug(metric), slug(x.name)),
+        Layout::Arms => format!("heatmap-{}-arm", slug(metric)),
+    };
+    let hm = heatmap(plan, &d, metric, &values, &layout);
+    let heatmap = if hm.x_values.len().max(hm.y_values.len()) > MAX_HEATMAP_SIDE
+        || hm.panels.len() > MAX_HEATMAP_PANELS
+    {
+        notes.push(format!(
+            "no heatmap: {} x {} cells in {} panel(s) is more than a chart shows (at most {MAX_HEATMAP_SIDE} a side, \
+             {MAX_HEATMAP_PANELS} panels); choose axes with --x and --y, or use `witness summary`",
+            hm.x_values.len(),
+            hm.y_values.len(),
+            hm.panels.len()
+        ));
+        None
+    } else {
+        Some((stem, hm))
+    };
+    Ok(Figures {
+        trajectories,
+        heatmap,
+        notes,
+    })
+}

@@ -1,0 +1,99 @@
+//! `rank` without the I/O: runs ordered by the model's ranking key,
+//! highest first, equal keys in grid order, with the model's chosen
+//! columns at their printed precision.
+
+use super::design::Design;
+use crate::grid::Plan;
+use crate::model::{ColType, Column, RecordError, Row};
+use crate::params::Value;
+use crate::store::TableData;
+
+fn shown(v: &Value, decimals: usize) -> String {
+    match v {
+        Value::Float(x) => format!("{x:.decimals$}"),
+        other => other.plain(),
+    }
+}
+
+/// The ranked table (rank, run_id, label, shown columns), every run.
+/// `summaries[id]` is run `id`'s summary row.
+pub fn rank(
+    plan: &Plan,
+    d: &Design,
+    summaries: &[Row],
+    grid_order: bool,
+) -> Result<Option<TableData>, RecordError> {
+    let model = plan.model();
+    let Some((_, show)) = model.ranking() else {
+        return Ok(None);
+    };
+    let mut order: Vec<(Vec<i64>, u64)> = (0..plan.total)
+        .map(|id| {
+            let key = model.rank_key(&plan.run(id).params, &summaries[id as usize])?;
+            Ok((key, id))
+        })
+        .collect::<Result<_, RecordError>>()?;
+    if !grid_order {
+        // Stable: equal keys keep grid order.
+        order.sort_by(|a, b| b.0.cmp(&a.0));
+    }
+    let label = |id: u64| {
+        let p = d.places[id as usize];
+        let scenario = &d.scenarios[p.scenario];
+        let variant = &d.variants[p.variant].label;
+        if scenario.is_whole() {
+            variant.clone()
+        } else {
+            format!("{variant} | {}", scenario.label())
+        }
+    };
+    let summary_columns = model.summary_columns();
+    let at = |name: &str| {
+        summary_columns
+            .iter()
+            .position(|c| c.name == name)
+            .expect("ranking columns are summary columns (checked for every model)")
+    };
+    let mut columns = vec![
+        Column::new("rank", ColType::Int, false, "1 = best"),
+        Column::new("run_id", ColType::Int, false, ""),
+        Column::new("label", ColType::Str, false, "arm variant | scenario"),
+    ];
+    columns.extend(
+        show.iter()
+            .map(|(n, _)| Column::new(n, ColType::Str, true, "")),
+    );
+    let rows = order
+        .iter()
+        .enumerate()
+        .map(|(rank, (_, id))| {
+            let mut row = vec![
+                Value::from(rank + 1),
+                Value::from(*id),
+                Value::Str(label(*id)),
+            ];
+            row.extend(show.iter().map(|(n, decimals)| {
+                Value::Str(shown(&summaries[*id as usize][at(n)], *decimals))
+            }));
+            row
+        })
+        .collect();
+    Ok(Some(TableData { columns, rows }))
+}
+
+/// Reads what `rank` needs from a results folder and ranks its runs.
+pub fn run(results: &crate::results::ResultsDir, grid_order: bool) -> crate::Result<TableData> {
+    let plan = &results.plan;
+    let model = plan.model();
+    let d = Design::of(plan)?;
+    let summaries = results.summary_rows()?;
+    let path = results.layout.table("runs").display().to_string();
+    rank(plan, &d, &summaries, grid_order)
+        .map_err(|source| crate::Error::Record { path, source })?
+        .ok_or_else(|| {
+            crate::Error::Usage(format!(
+                "model {} defines no ranking; use `witness summary` or `witness compare`",
+                model.name()
+            ))
+        })
+}

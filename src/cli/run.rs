@@ -1,0 +1,169 @@
+//! `witness run`: a manifest's runs into a results folder, with progress
+//! on a terminal, a one-line summary otherwise, and the wall time in a
+//! separate `timing.json` (results files hold nothing time-dependent).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::{progress, DEFAULT_MAX_RUNS};
+use crate::error::{Error, Result, EXIT_FAILED};
+use crate::model::Registry;
+use crate::runner::layout::Layout;
+use crate::runner::{self, shard, Options, Report};
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The experiment manifest (TOML), e.g. experiments/default.toml.
+    pub manifest: PathBuf,
+    /// Results folder [default: results/<experiment name>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads [default: SLURM_CPUS_PER_TASK inside Slurm, else all
+    /// cores]. Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Run only shard K of N (`K/N`, from 0), or `auto` from the array-job
+    /// environment (Slurm, Kubernetes Indexed Job, AWS Batch).
+    #[arg(long, value_name = "K/N|auto")]
+    pub shard: Option<String>,
+    /// Number of shards for `--shard auto`: required under a Kubernetes
+    /// Indexed Job; under Slurm it makes the task id the shard number, so a
+    /// failed task can be resubmitted alone (`sbatch --array=K`).
+    #[arg(long)]
+    pub shard_count: Option<u64>,
+    /// Replace the results of a different manifest in the output folder.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar and no summary line.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Refuse grids with more runs than this.
+    #[arg(long, default_value_t = DEFAULT_MAX_RUNS)]
+    pub max_runs: u64,
+}
+
+pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
+    let (plan, warnings) = super::plan::checked_plan(&a.manifest, a.max_runs, registry)?;
+    if !a.quiet {
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    let shard = match &a.shard {
+        None => None,
+        Some(s) => Some(shard::parse(s, a.shard_count, &|k| std::env::var(k).ok())?),
+    };
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&plan.manifest.name));
+    let bar = progress::bar(plan.total, a.quiet);
+    let started = Instant::now();
+    let opts = Options {
+        threads: a.threads.or_else(slurm_cpus),
+        shard,
+        force: a.force,
+    };
+    let report = runner::execute(&plan, &dir, &opts, &|n| bar.inc(n))?;
+    bar.finish_and_clear();
+    let secs = started.elapsed().as_secs_f64();
+    let threads = opts.threads.unwrap_or_else(rayon::current_num_threads);
+    write_timing(
+        &dir,
+        &report,
+        shard.map(|s| (s.index, s.count)),
+        secs,
+        threads,
+    )?;
+    if !a.quiet {
+        eprintln!(
+            "{}",
+            one_line(&plan.manifest.name, &dir, &report, shard, secs, threads)
+        );
+    }
+    Ok(report_failures(&report.failures))
+}
+
+/// Inside a Slurm allocation, use the CPUs it granted rather than every
+/// core of the node.
+fn slurm_cpus() -> Option<usize> {
+    std::env::var("SLURM_CPUS_PER_TASK")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&n| n > 0)
+}
+
+fn one_line(
+    name: &str,
+    dir: &Path,
+    r: &Report,
+    shard: Option<runner::Shard>,
+    secs: f64,
+    threads: usize,
+) -> String {
+    if r.already_complete {
+        return format!(
+            "{name}: already complete in {} ({} runs); nothing to do",
+            dir.display(),
+            r.runs_in_shard
+        );
+    }
+    let which = shard.map_or(String::new(), |s| {
+        format!(" shard {}/{}:", s.index, s.count)
+    });
+    let rate = if secs > 0.0 {
+        r.runs_executed as f64 / secs
+    } else {
+        0.0
+    };
+    let mut line = format!(
+        "{name}:{which} {} runs ({} executed, {} chunk(s) resumed) in {secs:.2} s on {threads} thread(s), {rate:.0} runs/s -> {}",
+        r.runs_in_shard,
+        r.runs_executed,
+        r.chunks_resumed,
+        dir.display()
+    );
+    if !r.assembled {
+        line.push_str(&format!(
+            "\nparts written; when every shard is done, run: witness merge {}",
+            dir.display()
+        ));
+    }
+    line
+}
+
+fn write_timing(
+    dir: &Path,
+    r: &Report,
+    shard: Option<(u64, u64)>,
+    secs: f64,
+    threads: usize,
+) -> Result<()> {
+    let doc = serde_json::json!({
+        "wall_seconds": secs,
+        "threads": threads,
+        "runs_executed": r.runs_executed,
+        "chunks_resumed": r.chunks_resumed,
+        "shard": shard.map(|(k, n)| format!("{k}/{n}")),
+        "unix_time": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+    });
+    let path = Layout::new(dir).timing(shard);
+    crate::store::table::write_json(&path, &doc).map_err(|e| Error::store(&path, e))
+}
+
+/// Prints the runs whose identities broke; exit 1 when there are any.
+pub(super) fn report_failures(failures: &[(u64, String)]) -> u8 {
+    if failures.is_empty() {
+        return 0;
+    }
+    eprintln!(
+        "{} run(s) broke an accounting identity (an engine bug; please report it):",
+        failures.len()
+    );
+    for (id, why) in failures.iter().take(20) {
+        eprintln!("  run {id}: {why}");
+    }
+    EXIT_FAILED
+}

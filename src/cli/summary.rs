@@ -1,0 +1,53 @@
+//! `witness summary`: the table of means, spreads and intervals per group,
+//! in the terminal and as `summary.csv`.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::model::Registry;
+use crate::params::Value;
+use crate::results::ResultsDir;
+use crate::store::Format;
+
+#[derive(clap::Args, Debug)]
+pub struct SummaryArgs {
+    /// A results folder.
+    pub dir: PathBuf,
+    /// Grouping: `arm` and/or parameter names, comma-separated
+    /// [default: arm and every common grid axis but seed and replicate].
+    #[arg(long, value_delimiter = ',')]
+    pub by: Vec<String>,
+    /// Summary columns, comma-separated [default: the model's headline metrics].
+    #[arg(long, value_delimiter = ',')]
+    pub metrics: Vec<String>,
+}
+
+fn trimmed(list: &[String]) -> Vec<String> {
+    list.iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+pub fn summary(a: &SummaryArgs, registry: &Registry) -> Result<u8> {
+    let results = ResultsDir::open(&a.dir, registry)?;
+    let table = crate::analysis::summary::run(&results, &trimmed(&a.by), &trimmed(&a.metrics))?;
+    let header: Vec<&str> = table.columns.iter().map(|c| c.name).collect();
+    println!("{}", header.join("\t"));
+    for row in &table.rows {
+        let cells: Vec<String> = row
+            .iter()
+            .map(|v| match v {
+                Value::Float(x) => format!("{x:.4}"),
+                other => other.plain(),
+            })
+            .collect();
+        println!("{}", cells.join("\t"));
+    }
+    let path = results.file("summary.csv");
+    table
+        .write(&path, Format::Csv, &[])
+        .map_err(|e| Error::store(&path, e))?;
+    println!("wrote {}", path.display());
+    Ok(0)
+}

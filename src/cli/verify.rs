@@ -1,0 +1,33 @@
+//! `witness verify`: prints what was checked, or the problems found.
+
+use std::path::Path;
+
+use crate::error::{Result, EXIT_FAILED};
+use crate::model::Registry;
+use crate::runner::verify::{verify as check, Replay};
+
+pub fn verify(dir: &Path, replay: u64, all: bool, registry: &Registry) -> Result<u8> {
+    let mode = if all {
+        Replay::All
+    } else {
+        Replay::Sample(replay)
+    };
+    let r = check(dir, mode, registry)?;
+    if r.problems.is_empty() {
+        println!(
+            "verify ok: {}: {} runs; manifest hash matches; identities re-derived for {} runs; {} runs replayed identically",
+            dir.display(),
+            r.runs,
+            r.audited,
+            r.replayed
+        );
+        return Ok(0);
+    }
+    println!(
+        "verify FAILED: {}: {} problem(s)",
+        dir.display(),
+        r.problems.len()
+    );
+    super::print_problems(&r.problems);
+    Ok(EXIT_FAILED)
+}

@@ -1,0 +1,116 @@
+//! A model's detail tables (e.g. one row per round): their declaration, the
+//! sink a run writes their rows into, and the stored rows `verify` hands
+//! back for auditing. Rows go in and come out as the table's record type.
+
+use std::marker::PhantomData;
+
+use super::record::{Column, Record, RecordError};
+use crate::params::Value;
+
+/// A row as stored: one value per column, in column order.
+pub type Row = Vec<Value>;
+
+/// A per-run detail table, written only when the manifest's `[output]`
+/// asks for it.
+#[derive(Clone, Copy, Debug)]
+pub struct TableSpec {
+    /// The `[output]` key and the file stem (`trajectories.parquet`).
+    pub name: &'static str,
+    pub columns: &'static [Column],
+    pub default_on: bool,
+    pub doc: &'static str,
+}
+
+/// A typed handle on a detail table: rows of type `R` go in and come out.
+pub struct DetailTable<R> {
+    pub spec: TableSpec,
+    row: PhantomData<fn() -> R>,
+}
+
+impl<R: Record> DetailTable<R> {
+    pub const fn new(name: &'static str, default_on: bool, doc: &'static str) -> Self {
+        DetailTable {
+            spec: TableSpec {
+                name,
+                columns: R::COLUMNS,
+                default_on,
+                doc,
+            },
+            row: PhantomData,
+        }
+    }
+}
+
+/// What a run writes besides its summary: rows of the detail tables the
+/// manifest asked for.
+pub struct RunContext {
+    specs: &'static [TableSpec],
+    want: Vec<bool>,
+    rows: Vec<Vec<Row>>,
+}
+
+impl RunContext {
+    /// `want[k]` says whether table `specs[k]` is kept.
+    pub fn new(specs: &'static [TableSpec], want: &[bool]) -> RunContext {
+        RunContext {
+            specs,
+            want: want.to_vec(),
+            rows: specs.iter().map(|_| Vec::new()).collect(),
+        }
+    }
+
+    /// The rows of `table`, when the manifest asked for it. Panics on a
+    /// table the model did not declare (a bug any run of it shows).
+    pub fn table<R: Record>(&mut self, table: &DetailTable<R>) -> Option<Rows<'_, R>> {
+        let k = self
+            .specs
+            .iter()
+            .position(|s| s.name == table.spec.name)
+            .unwrap_or_else(|| panic!("table `{}` is not declared", table.spec.name));
+        self.want[k].then(|| Rows {
+            rows: &mut self.rows[k],
+            row: PhantomData,
+        })
+    }
+
+    pub fn wants<R: Record>(&self, table: &DetailTable<R>) -> bool {
+        self.specs
+            .iter()
+            .zip(&self.want)
+            .any(|(s, &w)| w && s.name == table.spec.name)
+    }
+
+    /// The rows written, one list per declared table (empty when not kept).
+    pub fn into_rows(self) -> Vec<Vec<Row>> {
+        self.rows
+    }
+}
+
+/// The rows of one detail table during a run.
+pub struct Rows<'a, R> {
+    rows: &'a mut Vec<Row>,
+    row: PhantomData<fn(R)>,
+}
+
+impl<R: Record> Rows<'_, R> {
+    pub fn push(&mut self, r: &R) {
+        self.rows.push(r.to_row());
+    }
+}
+
+/// A run's stored detail rows, for auditing: one list per declared table,
+/// each row in the table's column order (without `run_id`).
+pub struct Stored<'a> {
+    pub specs: &'static [TableSpec],
+    /// `None` for a table the folder does not hold.
+    pub rows: Vec<Option<&'a [Row]>>,
+}
+
+impl Stored<'_> {
+    /// The stored rows of `table` as records, or `None` when not stored.
+    pub fn rows<R: Record>(&self, table: &DetailTable<R>) -> Option<Result<Vec<R>, RecordError>> {
+        let k = self.specs.iter().position(|s| s.name == table.spec.name)?;
+        let rows = self.rows.get(k).copied().flatten()?;
+        Some(rows.iter().map(|r| R::from_values(r)).collect())
+    }
+}

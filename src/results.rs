@@ -1,0 +1,141 @@
+//! A results folder opened for analysis: where its files are, the manifest
+//! it was written from and its plan, and typed access to its tables by
+//! column name. Every analysis verb starts here, so "is this a results
+//! folder, and is it whole?" is answered in one place.
+
+use std::path::{Path, PathBuf};
+
+use crate::grid::Plan;
+use crate::model::{DynModel, Registry, Row};
+use crate::params::Value;
+use crate::runner::layout::Layout;
+use crate::runner::RunError;
+use crate::store::{parquet, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("{dir}: not a results folder (no manifest.toml); give a folder written by `witness run` or `witness merge`")]
+    NotResults { dir: String },
+    #[error("{dir}: no {table}.parquet; {hint}")]
+    MissingTable {
+        dir: String,
+        table: String,
+        hint: String,
+    },
+    #[error("{path}: {source}")]
+    Store { path: String, source: StoreError },
+    #[error("{path}: holds {found} runs, not runs 0..{total} of its manifest; run `witness verify {dir}`")]
+    Inconsistent {
+        path: String,
+        dir: String,
+        found: usize,
+        total: u64,
+    },
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+pub struct ResultsDir {
+    pub layout: Layout,
+    pub plan: Plan,
+}
+
+impl ResultsDir {
+    pub fn open(dir: &Path, registry: &Registry) -> Result<ResultsDir, ResultsError> {
+        let layout = Layout::new(dir);
+        if !layout.manifest().is_file() {
+            return Err(ResultsError::NotResults {
+                dir: dir.display().to_string(),
+            });
+        }
+        let plan = layout.read_plan(registry)?;
+        Ok(ResultsDir { layout, plan })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.layout.dir
+    }
+
+    pub fn model(&self) -> &'static dyn DynModel {
+        self.plan.model()
+    }
+
+    /// A file in the folder (`compare.csv`, `plots/`).
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.layout.dir.join(name)
+    }
+
+    /// The path of a table, which must exist.
+    pub fn table(&self, name: &str) -> Result<PathBuf, ResultsError> {
+        let path = self.layout.table(name);
+        if path.is_file() {
+            return Ok(path);
+        }
+        let hint = if name == "runs" {
+            "finish the run (rerun `witness run` to resume) or `witness merge` the shards".into()
+        } else {
+            format!("set [output] {name} = true in the manifest and run it again")
+        };
+        Err(ResultsError::MissingTable {
+            dir: self.dir().display().to_string(),
+            table: name.into(),
+            hint,
+        })
+    }
+
+    fn store_err(path: &Path) -> impl Fn(StoreError) -> ResultsError + '_ {
+        move |e| ResultsError::Store {
+            path: path.display().to_string(),
+            source: e,
+        }
+    }
+
+    /// The named columns of `runs.parquet`, one list of values per name,
+    /// indexed by run id; the table must hold runs 0..total in order.
+    pub fn runs_columns(&self, names: &[&str]) -> Result<Vec<Vec<Value>>, ResultsError> {
+        let path = self.table("runs")?;
+        let mut asked = vec!["run_id"];
+        asked.extend_from_slice(names);
+        let mut cols = parquet::read_columns(&path, &asked).map_err(Self::store_err(&path))?;
+        let ids = cols.remove(0);
+        let in_order = ids
+            .iter()
+            .enumerate()
+            .all(|(i, v)| *v == Value::Int(i as i64));
+        if ids.len() as u64 != self.plan.total || !in_order {
+            return Err(ResultsError::Inconsistent {
+                path: path.display().to_string(),
+                dir: self.dir().display().to_string(),
+                found: ids.len(),
+                total: self.plan.total,
+            });
+        }
+        Ok(cols)
+    }
+
+    /// Every run's summary row, in the model's summary column order.
+    pub fn summary_rows(&self) -> Result<Vec<Row>, ResultsError> {
+        let names: Vec<&str> = self
+            .model()
+            .summary_columns()
+            .iter()
+            .map(|c| c.name)
+            .collect();
+        let cols = self.runs_columns(&names)?;
+        let n = self.plan.total as usize;
+        Ok((0..n)
+            .map(|i| cols.iter().map(|c| c[i].clone()).collect())
+            .collect())
+    }
+
+    /// Calls `f` with the named columns of every row of a table.
+    pub fn scan(
+        &self,
+        table: &str,
+        names: &[&str],
+        f: impl FnMut(&[Value]),
+    ) -> Result<(), ResultsError> {
+        let path = self.table(table)?;
+        parquet::scan_columns(&path, names, f).map_err(Self::store_err(&path))
+    }
+}
