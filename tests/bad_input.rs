@@ -5,6 +5,7 @@
 mod common;
 
 use common::{run_ok, snapshot, witness, write_manifest, SMALL};
+use predicates::prelude::PredicateBooleanExt;
 
 const HEAD: &str = "[experiment]\nname = \"small\"\nmodel = \"witness\"\n";
 
@@ -167,4 +168,24 @@ fn grids_over_the_limit_need_an_explicit_override() {
         .success();
 }
 
-use predicates::prelude::PredicateBooleanExt;
+#[test]
+fn a_folder_that_is_not_a_results_folder_is_bad_input_for_every_verb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("notes");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("readme.txt"), "not results").unwrap();
+    let verbs: [&[&str]; 6] = [
+        &["verify"],
+        &["merge"],
+        &["summary"],
+        &["compare", "--baseline", "endorsement"],
+        &["plot"],
+        &["rank"],
+    ];
+    for verb in verbs {
+        witness().args(verb).arg(&dir).assert().code(2).stderr(
+            predicates::str::contains(dir.display().to_string())
+                .and(predicates::str::contains("not a results folder")),
+        );
+    }
+}

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::params::Value;
-use crate::store::{parquet, Format};
+use crate::store::input::read_text_table;
+use crate::store::Format;
 use crate::trust::evidence::{normalize_context, Evidence, Tables};
 use crate::trust::input::RawTable;
 use crate::trust::output::Report;
@@ -93,90 +93,21 @@ pub struct Inputs {
     pub today: i64,
 }
 
-fn cell(v: &Value) -> String {
-    match v {
-        Value::Null => String::new(),
-        Value::Float(x) => format!("{x}"),
-        other => other.plain(),
-    }
-}
-
 /// A CSV (with a header) or Parquet table, every cell as text.
 pub fn read_table(path: &Path) -> Result<RawTable> {
-    let file = path.display().to_string();
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    let bad = |e: String| Error::Usage(format!("{file}: {e}"));
-    let (columns, rows) = match ext {
-        "csv" => {
-            let mut r = csv::Reader::from_path(path).map_err(|e| bad(e.to_string()))?;
-            let columns: Vec<String> = r
-                .headers()
-                .map_err(|e| bad(e.to_string()))?
-                .iter()
-                .map(|h| h.trim().to_string())
-                .collect();
-            let mut rows = Vec::new();
-            for (i, rec) in r.records().enumerate() {
-                let rec = rec.map_err(|e| bad(format!("row {}: {e}", i + 1)))?;
-                rows.push(rec.iter().map(str::to_string).collect());
-            }
-            (columns, rows)
-        }
-        "parquet" => {
-            let columns = parquet::column_names(path).map_err(|e| bad(e.to_string()))?;
-            let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-            let cols = parquet::read_columns(path, &names).map_err(|e| bad(e.to_string()))?;
-            let n = cols.first().map_or(0, Vec::len);
-            let rows = (0..n)
-                .map(|i| cols.iter().map(|c| cell(&c[i])).collect())
-                .collect();
-            (columns, rows)
-        }
-        _ => {
-            return Err(bad(format!(
-                "unknown table format `.{ext}`; use .csv or .parquet"
-            )))
-        }
-    };
+    let t = read_text_table(path).map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
     Ok(RawTable {
-        file,
-        columns,
-        rows,
+        file: path.display().to_string(),
+        columns: t.columns,
+        rows: t.rows,
     })
 }
 
 fn previous_reputation(path: Option<&Path>) -> Result<HashMap<String, f64>> {
-    let Some(path) = path else {
-        return Ok(HashMap::new());
-    };
-    let t = read_table(path)?;
-    let col = |name: &str| {
-        t.columns.iter().position(|c| c == name).ok_or_else(|| {
-            Error::Usage(format!(
-                "{}: missing column `{name}`; a reputation output has actor and reputation",
-                t.file
-            ))
-        })
-    };
-    let (a, r) = (col("actor")?, col("reputation")?);
-    let mut out = HashMap::new();
-    for (i, row) in t.rows.iter().enumerate() {
-        let value: f64 = row[r]
-            .trim()
-            .parse()
-            .ok()
-            .filter(|x| (0.05..=1.0).contains(x))
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "{}: row {}, field `reputation` = {:?}: allowed: a number in 0.05 ..= 1",
-                    t.file,
-                    i + 1,
-                    row[r]
-                ))
-            })?;
-        out.insert(row[a].trim().to_string(), value);
+    match path {
+        None => Ok(HashMap::new()),
+        Some(path) => Ok(crate::trust::reputation::previous(&read_table(path)?)?),
     }
-    Ok(out)
 }
 
 pub fn load(i: &Inputs) -> Result<(Tables, HashMap<String, f64>)> {
@@ -226,11 +157,11 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
             last.display()
         );
     }
-    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
-    for s in &report.scores {
-        *counts.entry(s.status.name()).or_default() += 1;
-    }
-    let shown: Vec<String> = counts.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    let shown: Vec<String> = report
+        .status_counts()
+        .iter()
+        .map(|(n, c)| format!("{n} {c}"))
+        .collect();
     println!("statuses    {}", shown.join(", "));
     Ok(0)
 }

@@ -52,9 +52,10 @@ pub fn assemble(
             return Err(problem.unwrap_or_else(|| match e {
                 // A part that does not read back is corrupt; anything else
                 // is the final file failing to be written.
-                StoreError::Format(_) | StoreError::Parquet(_) | StoreError::Arrow(_) => {
-                    RunError::corrupt(&path, e)
-                }
+                StoreError::Format(_)
+                | StoreError::Parquet(_)
+                | StoreError::Arrow(_)
+                | StoreError::Meta(_) => RunError::corrupt(&path, e),
                 StoreError::Io(_) => RunError::write(&path, e),
             }));
         }
@@ -130,8 +131,7 @@ pub fn merge(dir: &Path, registry: &Registry) -> Result<Vec<(u64, String)>, RunE
                 break;
             }
             let kv = parquet::metadata(&path).map_err(|e| RunError::corrupt(&path, e))?;
-            let meta = FileMeta::from_kv(&kv)
-                .map_err(|e| RunError::corrupt(&path, StoreError::Format(e)))?;
+            let meta = FileMeta::from_kv(&kv).map_err(|e| RunError::corrupt(&path, e.into()))?;
             if meta.manifest_sha256 != plan.manifest.hash {
                 return Err(RunError::Incomplete {
                     dir: dir.display().to_string(),

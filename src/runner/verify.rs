@@ -48,7 +48,7 @@ impl RowStream {
     fn open(path: &Path, names: Vec<&'static str>) -> Result<(FileMeta, RowStream), RunError> {
         let store = |e| RunError::corrupt(path, e);
         let reader = parquet::open(path).map_err(store)?;
-        let meta = FileMeta::from_kv(&reader.metadata).map_err(|e| store(StoreError::Format(e)))?;
+        let meta = FileMeta::from_kv(&reader.metadata).map_err(|e| store(e.into()))?;
         Ok((
             meta,
             RowStream {

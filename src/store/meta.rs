@@ -14,6 +14,11 @@ const TABLE: &str = "witness.table";
 const CHUNK: &str = "witness.chunk";
 const SHARD: &str = "witness.shard";
 
+/// Metadata that is missing a key or holds a malformed value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct MetaError(String);
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileMeta {
     pub model: String,
@@ -50,23 +55,23 @@ impl FileMeta {
     }
 
     /// The metadata of a results file, or what is missing or malformed.
-    pub fn from_kv(kv: &Metadata) -> Result<FileMeta, String> {
+    pub fn from_kv(kv: &Metadata) -> Result<FileMeta, MetaError> {
         let get = |k: &str| kv.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
         let need = |k: &str| {
             get(k)
                 .map(str::to_string)
-                .ok_or(format!("no `{k}` in its metadata"))
+                .ok_or(MetaError(format!("no `{k}` in its metadata")))
         };
         let number = |k: &str, v: &str| {
             v.parse::<u64>()
-                .map_err(|_| format!("metadata `{k}` = {v:?} is not a whole number"))
+                .map_err(|_| MetaError(format!("metadata `{k}` = {v:?} is not a whole number")))
         };
         let shard = match get(SHARD) {
             None => None,
             Some(v) => {
                 let (k, n) = v
                     .split_once('/')
-                    .ok_or(format!("metadata `{SHARD}` = {v:?} is not K/N"))?;
+                    .ok_or(MetaError(format!("metadata `{SHARD}` = {v:?} is not K/N")))?;
                 Some((number(SHARD, k)?, number(SHARD, n)?))
             }
         };
@@ -104,6 +109,9 @@ mod tests {
         assert_eq!(FileMeta::from_kv(&m.to_kv()), Ok(m.clone()));
         let mut kv = m.to_kv();
         kv.retain(|(k, _)| k != HASH);
-        assert!(FileMeta::from_kv(&kv).unwrap_err().contains(HASH));
+        assert!(FileMeta::from_kv(&kv)
+            .unwrap_err()
+            .to_string()
+            .contains(HASH));
     }
 }

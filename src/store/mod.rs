@@ -5,6 +5,7 @@
 
 pub mod atomic;
 pub mod charts;
+pub mod input;
 pub mod meta;
 pub mod parquet;
 pub mod table;
@@ -24,4 +25,6 @@ pub enum StoreError {
     /// Content that is not what witness writes.
     #[error("{0}")]
     Format(String),
+    #[error(transparent)]
+    Meta(#[from] meta::MetaError),
 }

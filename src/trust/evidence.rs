@@ -222,17 +222,20 @@ pub struct Evidence {
     pub ratings: Vec<Rating>,
 }
 
+/// A context that is not facets `key=value` joined by `;`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("facet `{0}` is not key=value; facets are key=value joined by `;`")]
+pub struct FacetError(pub String);
+
 /// Facets `key=value` joined by `;`, as a sorted, deduplicated set.
-pub fn normalize_context(s: &str) -> Result<String, String> {
+pub fn normalize_context(s: &str) -> Result<String, FacetError> {
     let mut facets: Vec<&str> = s
         .split(';')
         .map(str::trim)
         .filter(|f| !f.is_empty())
         .collect();
     if let Some(bad) = facets.iter().find(|f| !f.contains('=')) {
-        return Err(format!(
-            "facet `{bad}` is not key=value; facets are key=value joined by `;`"
-        ));
+        return Err(FacetError(bad.to_string()));
     }
     facets.sort_unstable();
     facets.dedup();

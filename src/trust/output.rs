@@ -242,6 +242,15 @@ impl Report {
         }
     }
 
+    /// How many targets have each status, by status name.
+    pub fn status_counts(&self) -> std::collections::BTreeMap<&'static str, usize> {
+        let mut counts = std::collections::BTreeMap::new();
+        for s in &self.scores {
+            *counts.entry(s.status.name()).or_default() += 1;
+        }
+        counts
+    }
+
     /// (file stem, table) of each output table.
     pub fn tables(&self) -> Vec<(&'static str, TableData)> {
         fn table<T, R: crate::model::Record>(items: &[T], row: fn(&T) -> R) -> TableData {

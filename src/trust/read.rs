@@ -321,7 +321,8 @@ impl Evidence {
             self.ratings.push(Rating {
                 actor: self.actor(&c, "actor")?,
                 target,
-                context: normalize_context(c.text("context")).map_err(|e| c.fail("context", e))?,
+                context: normalize_context(c.text("context"))
+                    .map_err(|e| c.fail("context", e.to_string()))?,
                 dimension: c.required("dimension")?.to_string(),
                 score: score.ok_or_else(|| c.fail("score", "missing; a score in 0 ..= 100"))?,
                 confidence: c.number("confidence", 0.0, 1.0)?.unwrap_or(1.0),

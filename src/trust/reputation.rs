@@ -99,3 +99,38 @@ pub fn reputations(ev: &Evidence, today: i64, scores: &[Score]) -> Vec<Reputatio
         })
         .collect()
 }
+
+/// The reputations a previous run wrote (its `reputation` table: any
+/// columns, of which `actor` and `reputation` are read).
+pub fn previous(
+    t: &super::input::RawTable,
+) -> Result<HashMap<String, f64>, super::input::InputError> {
+    let whole = |problem: String| super::input::InputError {
+        file: t.file.clone(),
+        place: String::new(),
+        problem,
+    };
+    let col = |name: &str| {
+        t.columns.iter().position(|c| c == name).ok_or_else(|| {
+            whole(format!(
+                "missing column `{name}`; a reputation output has actor and reputation"
+            ))
+        })
+    };
+    let (a, r) = (col("actor")?, col("reputation")?);
+    let mut out = HashMap::new();
+    for (i, row) in t.rows.iter().enumerate() {
+        let cell = |k: usize| row.get(k).map_or("", |s| s.trim());
+        let value = cell(r)
+            .parse::<f64>()
+            .ok()
+            .filter(|x| (0.05..=1.0).contains(x))
+            .ok_or_else(|| super::input::InputError {
+                file: t.file.clone(),
+                place: format!("row {}, field `reputation` = {:?}: ", i + 1, cell(r)),
+                problem: "allowed: a number in 0.05 ..= 1".into(),
+            })?;
+        out.insert(cell(a).to_string(), value);
+    }
+    Ok(out)
+}
