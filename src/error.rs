@@ -28,6 +28,8 @@ pub enum Error {
     #[error(transparent)]
     Design(#[from] crate::analysis::design::DesignError),
     #[error(transparent)]
+    Filter(#[from] crate::analysis::design::FilterError),
+    #[error(transparent)]
     Compare(#[from] crate::analysis::compare::CompareError),
     #[error(transparent)]
     Summary(#[from] crate::analysis::summary::SummaryError),

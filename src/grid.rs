@@ -19,6 +19,25 @@ pub struct Plan {
     pub total: u64,
 }
 
+/// What checking a whole plan found.
+pub struct Validation {
+    pub warnings: Vec<String>,
+    /// Bytes each chunk holds in memory while it runs (its buffered rows
+    /// and the largest run's working memory).
+    pub chunk_bytes: Vec<u64>,
+}
+
+impl Validation {
+    /// Memory at the peak: the `threads` largest chunks at once.
+    pub fn peak_bytes(&self, threads: usize) -> u64 {
+        let mut b = self.chunk_bytes.clone();
+        b.sort_unstable_by(|x, y| y.cmp(x));
+        b.iter()
+            .take(threads.max(1))
+            .fold(0, |a, &x| a.saturating_add(x))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSpec {
     pub run_id: u64,
@@ -154,33 +173,84 @@ impl Plan {
     }
 
     /// Checks every run against the model's cross-parameter rules before any
-    /// run starts (the first bad run by id is reported), and warns about
-    /// settings that no run of their arm, or no run at all, reads.
-    pub fn validate(&self) -> Result<Vec<String>, PlanError> {
+    /// run starts (the first bad run by id is reported), warns about
+    /// settings that no run of their arm, or no run at all, reads, and sizes
+    /// each chunk in memory.
+    pub fn validate(&self) -> Result<Validation, PlanError> {
         let model = self.model();
-        // Parameters ignored by every run of a range; errors keep the
-        // lowest run id so the report does not depend on threads.
-        let never_read = |ids: std::ops::Range<u64>| -> Result<ParamSet, PlanError> {
-            ids.into_par_iter()
-                .map(|id| {
-                    let run = self.run(id);
-                    model.check(&run.params).map_err(|e| self.invalid(&run, e))
-                })
-                .reduce(
-                    || Ok(ParamSet::ALL),
-                    |a: Result<ParamSet, PlanError>, b| match (a, b) {
-                        (Ok(x), Ok(y)) => Ok(x.intersection(y)),
-                        (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
-                        (Err(x), Err(y)) => Err(if x.run_id() <= y.run_id() { x } else { y }),
-                    },
-                )
+        let m = &self.manifest;
+        let k = m.chunk_runs as u64;
+        let chunks = self.total.div_ceil(k);
+        let arms = m.arms.len();
+        // Bytes a buffered row of each wanted detail table, and of `runs`.
+        let row_bytes = |columns: usize| 24 + 40 * (columns as u64 + 1);
+        let detail: Vec<Option<u64>> = model
+            .tables()
+            .iter()
+            .zip(&m.tables)
+            .map(|(t, &want)| want.then(|| row_bytes(t.columns.len())))
+            .collect();
+        let runs_row = row_bytes(3 + model.params().len() + model.summary_columns().len() + 2);
+        // Per chunk: the parameters each arm's runs ignore (all of them, as
+        // a starting point) and the chunk's bytes; errors keep the lowest
+        // run id so the report does not depend on threads.
+        let per_chunk = |c: u64| -> Result<(Vec<ParamSet>, u64), PlanError> {
+            let mut never = vec![ParamSet::ALL; arms];
+            let (mut rows, mut working) = (0u64, 0u64);
+            for id in c * k..((c + 1) * k).min(self.total) {
+                let run = self.run(id);
+                let (ignored, fp) = model
+                    .check_footprint(&run.params)
+                    .map_err(|e| self.invalid(&run, e))?;
+                never[run.arm] = never[run.arm].intersection(ignored);
+                let detail_bytes: u64 = detail
+                    .iter()
+                    .zip(fp.rows.iter().chain(std::iter::repeat(&0)))
+                    .filter_map(|(b, n)| b.map(|b| b.saturating_mul(*n)))
+                    .fold(0, u64::saturating_add);
+                rows = rows.saturating_add(detail_bytes).saturating_add(runs_row);
+                working = working.max(fp.working_bytes);
+            }
+            Ok((never, rows.saturating_add(working)))
         };
+        let results: Vec<Result<(Vec<ParamSet>, u64), PlanError>> =
+            (0..chunks).into_par_iter().map(per_chunk).collect();
+        let mut never = vec![ParamSet::ALL; arms];
+        let mut chunk_bytes = Vec::with_capacity(chunks as usize);
+        let mut first_error: Option<PlanError> = None;
+        for r in results {
+            match r {
+                Ok((n, bytes)) => {
+                    for (a, n) in never.iter_mut().zip(n) {
+                        *a = a.intersection(n);
+                    }
+                    chunk_bytes.push(bytes);
+                }
+                Err(e) => {
+                    if first_error.as_ref().is_none_or(|f| e.run_id() < f.run_id()) {
+                        first_error = Some(e);
+                    }
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        Ok(Validation {
+            warnings: self.warnings(&never),
+            chunk_bytes,
+        })
+    }
+
+    /// Settings that no run of their arm, or no run at all, reads, and
+    /// common axes some arms do not read (their runs repeat).
+    fn warnings(&self, never: &[ParamSet]) -> Vec<String> {
+        let m = &self.manifest;
+        let specs = self.model().params();
         let mut warnings = Vec::new();
         let mut all = ParamSet::ALL;
-        let specs = model.params();
-        for (arm, range) in self.manifest.arms.iter().zip(self.arm_ranges()) {
-            let never = never_read(range)?;
-            all = all.intersection(never);
+        for (arm, never) in m.arms.iter().zip(never) {
+            all = all.intersection(*never);
             let set = arm
                 .fixed
                 .iter()
@@ -194,13 +264,39 @@ impl Plan {
                 ));
             }
         }
-        for a in self.manifest.common.iter().filter(|a| all.contains(a.id)) {
+        let sizes = self.arm_ranges();
+        for a in &m.common {
+            if all.contains(a.id) {
+                warnings.push(format!(
+                    "[grid] `{}` is read by no run (no effect, but it multiplies the runs)",
+                    a.name
+                ));
+                continue;
+            }
+            let deaf: Vec<usize> = (0..m.arms.len())
+                .filter(|&i| never[i].contains(a.id))
+                .collect();
+            if deaf.is_empty() || a.values.len() < 2 {
+                continue;
+            }
+            let names: Vec<&str> = deaf.iter().map(|&i| m.arms[i].name.as_str()).collect();
+            let repeats: u64 = deaf
+                .iter()
+                .map(|&i| {
+                    (sizes[i].end - sizes[i].start) / a.values.len() as u64
+                        * (a.values.len() as u64 - 1)
+                })
+                .sum();
             warnings.push(format!(
-                "[grid] `{}` is read by no run (no effect, but it multiplies the runs)",
+                "[grid] `{}` is not read by arm(s) {}: their runs repeat for each of its {} values ({repeats} duplicate runs); \
+                 move `{}` into the arms that read it",
+                a.name,
+                names.join(", "),
+                a.values.len(),
                 a.name
             ));
         }
-        Ok(warnings)
+        warnings
     }
 
     fn invalid(&self, run: &RunSpec, source: ParamError) -> PlanError {

@@ -23,12 +23,19 @@ fn walk(e: &Json, a: &Json, tol: f64, subset: bool, path: &str) -> Option<String
                             return Some(d);
                         }
                     }
-                    None => return Some(format!("{p}: missing (expected {ev})")),
+                    None => {
+                        return Some(format!(
+                            "{p}: in the stored document ({ev}), but the rerun does not write it"
+                        ))
+                    }
                 }
             }
             if !subset {
                 if let Some(k) = ao.keys().find(|k| !eo.contains_key(*k)) {
-                    return Some(format!("{path}.{k}: unexpected key"));
+                    return Some(format!(
+                        "{path}.{k}: missing from the stored document (the rerun writes {})",
+                        ao[k]
+                    ));
                 }
             }
             None
@@ -44,7 +51,16 @@ fn walk(e: &Json, a: &Json, tol: f64, subset: bool, path: &str) -> Option<String
         }
         (Json::Number(en), Json::Number(an)) => {
             let discrete = |n: &serde_json::Number| n.is_i64() || n.is_u64();
-            let same = if discrete(en) && discrete(an) {
+            if discrete(en) != discrete(an) {
+                let kind =
+                    |n: &serde_json::Number| if discrete(n) { "an integer" } else { "a float" };
+                return Some(format!(
+                    "{path}: {an} is {} where the stored document holds {} ({en})",
+                    kind(an),
+                    kind(en)
+                ));
+            }
+            let same = if discrete(en) {
                 en == an
             } else {
                 let (x, y) = (
@@ -76,6 +92,16 @@ mod tests {
             Some("$.a[0]: 2, expected 1")
         );
         assert!(first_difference(&e, &json!({"a": [1, 2.1], "b": "x"}), 1e-12, false).is_some());
+        // An integer stays an integer: 20 is not 20.0000000000001.
+        let d = first_difference(
+            &json!({"n": 20}),
+            &json!({"n": 20.0000000000001}),
+            1e-12,
+            false,
+        );
+        assert!(d
+            .unwrap()
+            .contains("is a float where the stored document holds an integer"));
     }
 
     #[test]
@@ -85,7 +111,10 @@ mod tests {
         assert_eq!(first_difference(&e, &a, 0.0, true), None);
         assert_eq!(
             first_difference(&e, &a, 0.0, false).as_deref(),
-            Some("$.z: unexpected key")
+            Some("$.z: missing from the stored document (the rerun writes 0)")
         );
+        assert!(first_difference(&a, &e, 0.0, false)
+            .unwrap()
+            .contains("$.z: in the stored document (0), but the rerun does not write it"));
     }
 }

@@ -16,6 +16,7 @@
 pub mod analysis;
 pub mod cascade;
 pub mod cli;
+pub mod crash;
 pub mod error;
 pub mod grid;
 pub mod hive;

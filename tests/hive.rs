@@ -277,7 +277,10 @@ fn hive_results_are_byte_identical_across_threads_and_verify_their_episodes() {
             .assert()
             .success();
         let said = String::from_utf8(verify.get_output().stdout.clone()).unwrap();
-        assert!(said.contains("identities re-derived for 6 runs"), "{said}");
+        assert!(
+            said.contains("identities re-derived from the stored rows of 6 runs"),
+            "{said}"
+        );
     }
     assert!(
         snaps[0] == snaps[1],

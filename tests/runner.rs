@@ -5,6 +5,7 @@
 mod common;
 
 use common::{data_files, run_ok, witness, write_manifest, SMALL};
+use predicates::prelude::PredicateBooleanExt;
 use std::time::{Duration, Instant};
 
 #[test]
@@ -27,6 +28,7 @@ fn results_are_byte_identical_for_1_2_and_8_threads() {
         names,
         [
             "agents.parquet",
+            "complete.json",
             "manifest.toml",
             "runs.parquet",
             "trajectories.parquet"
@@ -177,9 +179,11 @@ fn verify_passes_on_fresh_results_and_names_a_tampered_run() {
         .arg(&out)
         .assert()
         .code(1)
-        .stdout(predicates::str::contains(
-            "run 9 (endorsement): runs.peak_brier",
-        ));
+        .stdout(
+            predicates::str::contains("run 9 (endorsement): ").and(predicates::str::contains(
+                "runs.parquet, row 9, column peak_brier",
+            )),
+        );
 }
 
 #[test]

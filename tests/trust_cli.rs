@@ -58,7 +58,13 @@ fn the_example_scores_reproducibly() {
             .success();
     }
     let (sa, sb) = (snapshot(&a), snapshot(&b));
-    assert_eq!(sa.len(), 8, "four tables, Parquet and CSV");
+    assert_eq!(
+        sa.len(),
+        9,
+        "four tables, Parquet and CSV, and the set's record"
+    );
+    let record: serde_json::Value = serde_json::from_slice(&sa["trust-score.json"]).unwrap();
+    assert_eq!(record["files"].as_object().unwrap().len(), 8);
     assert!(sa == sb, "two runs differ");
     let scores = String::from_utf8(sa["scores.csv"].clone()).unwrap();
     assert!(scores.lines().skip(1).all(|l| l.starts_with("trust-v1,")));

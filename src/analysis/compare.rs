@@ -67,21 +67,21 @@ crate::record! {
         applied: bool,
         /// the first knob the arm declared that a run did not read
         not_applied_knob: Option<String>,
-        /// the metric of the paired effect
-        effect_metric: String,
+        /// the metric of the paired effect; null under --outcome without --metric
+        effect_metric: Option<String>,
         /// mean paired difference, arm - baseline
-        effect_mean: f64,
+        effect_mean: Option<f64>,
         /// 95 % bootstrap interval, low end
-        effect_ci_low: f64,
+        effect_ci_low: Option<f64>,
         /// 95 % bootstrap interval, high end
-        effect_ci_high: f64,
+        effect_ci_high: Option<f64>,
     }
 }
 
-/// Per-run answers, indexed by run_id.
+/// Per-run answers, indexed by run_id: the metric (compared, or only
+/// measured as the paired effect under an outcome), and the outcome.
 pub struct Answers<'a> {
-    pub metric_name: &'a str,
-    pub metric: &'a [f64],
+    pub metric: Option<(&'a str, &'a [f64])>,
     pub outcome: Option<&'a [String]>,
 }
 
@@ -146,12 +146,11 @@ pub fn compare(
         (None, false) => base,
         (None, true) => return Err(CompareError::NoPlacebo(baseline.into())),
     };
-    if let Comparator::Metric { name, lo, hi, .. } = cmp {
-        if let Some((id, x)) = a
-            .metric
+    if let (Comparator::Metric { name, lo, hi, .. }, Some((_, values))) = (cmp, a.metric) {
+        if let Some((id, x)) = values
             .iter()
             .enumerate()
-            .find(|(_, x)| !(*lo..=*hi).contains(*x))
+            .find(|(id, x)| d.place(*id as u64).is_some() && !(*lo..=*hi).contains(*x))
         {
             return Err(CompareError::OutOfBounds {
                 metric: name.clone(),
@@ -164,16 +163,19 @@ pub fn compare(
     }
     let mut at: HashMap<(usize, usize, i64), usize> = HashMap::new();
     for (id, p) in d.places.iter().enumerate() {
-        at.insert((p.scenario, p.variant, p.seed), id);
+        if let Some(p) = p {
+            at.insert((p.scenario, p.variant, p.seed), id);
+        }
     }
     let span = match cmp {
         Comparator::Metric { lo, hi, .. } => hi - lo,
         Comparator::Outcome { .. } => 1.0,
     };
     let sim = |x: usize, y: usize| -> f64 {
-        match (cmp, a.outcome) {
-            (Comparator::Outcome { .. }, Some(o)) => f64::from(u8::from(o[x] == o[y])),
-            _ => 1.0 - (a.metric[x] - a.metric[y]).abs() / span,
+        match (cmp, a.outcome, a.metric) {
+            (Comparator::Outcome { .. }, Some(o), _) => f64::from(u8::from(o[x] == o[y])),
+            (_, _, Some((_, m))) => 1.0 - (m[x] - m[y]).abs() / span,
+            _ => unreachable!("a metric comparator has its metric"),
         }
     };
     let (flip_below, gates) = match cmp {
@@ -189,6 +191,7 @@ pub fn compare(
         let mut seeds: Vec<i64> = d
             .places
             .iter()
+            .flatten()
             .filter(|p| p.scenario == s && p.variant == base)
             .map(|p| p.seed)
             .collect();
@@ -231,11 +234,11 @@ pub fn compare(
                 not_applied: knob,
                 bound: &bound,
             });
-            let diffs: Vec<f64> = pairs
-                .iter()
-                .map(|&(r, x)| a.metric[x] - a.metric[r])
-                .collect();
-            let (lo, hi) = bootstrap_mean(&diffs, &[s as u64, v as u64]);
+            let effect = a.metric.map(|(name, m)| {
+                let diffs: Vec<f64> = pairs.iter().map(|&(r, x)| m[x] - m[r]).collect();
+                let (lo, hi) = bootstrap_mean(&diffs, &[s as u64, v as u64]);
+                (name, mean(&diffs), lo, hi)
+            });
             rows.push(CompareRow {
                 scenario: scenario.clone(),
                 arm: variant.label.clone(),
@@ -254,10 +257,10 @@ pub fn compare(
                 floor_gated: out.gated,
                 applied: knob.is_none(),
                 not_applied_knob: knob.map(str::to_string),
-                effect_metric: a.metric_name.to_string(),
-                effect_mean: mean(&diffs),
-                effect_ci_low: lo,
-                effect_ci_high: hi,
+                effect_metric: effect.map(|e| e.0.to_string()),
+                effect_mean: effect.map(|e| e.1),
+                effect_ci_low: effect.map(|e| e.2),
+                effect_ci_high: effect.map(|e| e.3),
             });
         }
     }
@@ -273,12 +276,15 @@ pub struct Request<'a> {
     /// A categorical outcome to compare instead of the metric.
     pub outcome: Option<&'a str>,
     pub flip_below: f64,
+    /// `--where`: the runs compared.
+    pub filter: Option<&'a str>,
 }
 
 /// The verdicts of a results folder, and the comparator they used.
 pub struct Report {
     pub rows: Vec<CompareRow>,
-    pub metric: &'static str,
+    /// The metric compared or measured as the effect, if any.
+    pub metric: Option<&'static str>,
     pub comparator: Comparator,
     /// What the baseline's noise was measured against.
     pub placebo: String,
@@ -295,8 +301,13 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
     }
     let model = results.model();
     let plan = &results.plan;
-    let d = Design::of(plan)?;
-    let metric = super::summary::metric_or_default(model, req.metric, "--metric")?;
+    let d = Design::kept(plan, req.filter)?;
+    // Under an outcome the metric is only the effect size, and only when
+    // asked for; otherwise it is what is compared.
+    let metric = match (req.outcome, req.metric) {
+        (Some(_), None) => None,
+        (_, asked) => Some(super::summary::metric_or_default(model, asked, "--metric")?),
+    };
     let outcome = match req.outcome {
         None => None,
         Some(name) => {
@@ -319,17 +330,22 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
             Some((i, outcomes[i].0))
         }
     };
-    let values = results.runs_columns(&[metric])?.remove(0);
-    let metric_values: Vec<f64> = values
-        .iter()
-        .map(|v| {
-            v.as_f64().ok_or_else(|| {
-                Error::Usage(format!(
-                    "--metric {metric}: a run holds {v}; compare needs a number in every run"
-                ))
-            })
-        })
-        .collect::<crate::Result<_>>()?;
+    let metric_values: Option<Vec<f64>> = match metric {
+        None => None,
+        Some(metric) => Some(
+            results.runs_columns(&[metric])?.remove(0)
+                .iter()
+                .enumerate()
+                .map(|(id, v)| match (d.place(id as u64), v.as_f64()) {
+                    (None, _) => Ok(f64::NAN),
+                    (Some(_), Some(x)) => Ok(x),
+                    (Some(_), None) => Err(Error::Usage(format!(
+                        "--metric {metric}: run {id} holds {v}; compare needs a number in every run it compares"
+                    ))),
+                })
+                .collect::<crate::Result<_>>()?,
+        ),
+    };
     let classes: Option<Vec<String>> = match outcome {
         None => None,
         Some((i, _)) => {
@@ -351,9 +367,10 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
             )
         }
     };
-    let comparator = match outcome {
-        Some((_, name)) => Comparator::Outcome { name: name.into() },
-        None => {
+    let comparator = match (outcome, metric) {
+        (Some((_, name)), _) => Comparator::Outcome { name: name.into() },
+        (None, None) => unreachable!("without an outcome the metric is compared"),
+        (None, Some(metric)) => {
             let bounded = |c: &crate::model::Column| match c.bounds {
                 crate::model::Bounds::Range(lo, hi) if hi > lo => Some((lo, hi)),
                 _ => None,
@@ -383,8 +400,7 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
         }
     };
     let answers = Answers {
-        metric_name: metric,
-        metric: &metric_values,
+        metric: metric.zip(metric_values.as_deref()),
         outcome: classes.as_deref(),
     };
     let rows = compare(&d, req.baseline, &comparator, &answers)?;

@@ -68,6 +68,9 @@ impl<'a> Trajectories<'a> {
             .ok()
             .and_then(|i| self.design.places.get(i))
             .ok_or(CurveError::UnknownRun(id))?;
+        let Some(place) = place else {
+            return Ok(());
+        };
         if !self.chosen.contains(&place.scenario) {
             return Ok(());
         }

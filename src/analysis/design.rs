@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use crate::grid::Plan;
 use crate::manifest::Axis;
-use crate::params::{with_role, ParamSpec, Role, Value};
+use crate::params::{lookup, with_role, ParamError, ParamId, ParamSpec, Role, Value};
 
 /// A combination of the common axes' values (seed and replicate aside).
 #[derive(Clone, Debug, PartialEq)]
@@ -60,8 +60,8 @@ pub struct Place {
 pub struct Design {
     pub scenarios: Vec<Scenario>,
     pub variants: Vec<Variant>,
-    /// Indexed by run_id.
-    pub places: Vec<Place>,
+    /// Indexed by run_id; `None` for a run the filter leaves out.
+    pub places: Vec<Option<Place>>,
     /// (variant, scenario) -> the first knob the variant declares that one
     /// of its runs there does not read.
     pub not_applied: HashMap<(usize, usize), &'static str>,
@@ -91,8 +91,100 @@ pub fn is_descriptive(specs: &[ParamSpec], axis: &Axis) -> bool {
     !matches!(axis.id.spec(specs).role, Role::Seed | Role::Replicate)
 }
 
+/// Which runs an analysis looks at: `--where graph=hub,truth=false` keeps
+/// the runs with every one of those values (matched as values, so
+/// `gain=9` is `gain=9.0`); `arm=NAME` keeps one arm.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Filter {
+    settings: Vec<(ParamId, Value)>,
+    arms: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FilterError {
+    #[error("{flag} {text:?}: `{part}` is not key=value; write e.g. \"graph=hub, truth=false\"")]
+    Malformed {
+        flag: String,
+        text: String,
+        part: String,
+    },
+    #[error("{flag} {text:?}: {source}")]
+    Param {
+        flag: String,
+        text: String,
+        source: Box<ParamError>,
+    },
+    #[error("--scenario {0:?}: no such scenario; scenarios: {1}")]
+    NoScenario(String, String),
+}
+
+/// Parameter settings, and arm names.
+type Pairs = (Vec<(ParamId, Value)>, Vec<String>);
+
+/// `key=value` pairs separated by commas (or semicolons), each value
+/// checked against its parameter.
+fn pairs(plan: &Plan, flag: &str, text: &str) -> Result<Pairs, FilterError> {
+    let specs = plan.model().params();
+    let mut settings = Vec::new();
+    let mut arms = Vec::new();
+    for part in text
+        .split([',', ';'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        let (k, v) = part.split_once('=').ok_or_else(|| FilterError::Malformed {
+            flag: flag.into(),
+            text: text.into(),
+            part: part.into(),
+        })?;
+        let (k, v) = (k.trim(), v.trim());
+        if k == "arm" {
+            arms.push(v.to_string());
+            continue;
+        }
+        let param = |source| FilterError::Param {
+            flag: flag.into(),
+            text: text.into(),
+            source: Box::new(source),
+        };
+        let id = lookup(specs, k).map_err(param)?;
+        let value = id
+            .spec(specs)
+            .accept(&crate::params::parse_word(v))
+            .map_err(param)?;
+        settings.push((id, value));
+    }
+    Ok((settings, arms))
+}
+
+impl Filter {
+    pub fn parse(plan: &Plan, text: &str) -> Result<Filter, FilterError> {
+        let (settings, arms) = pairs(plan, "--where", text)?;
+        Ok(Filter { settings, arms })
+    }
+
+    pub fn keeps(&self, plan: &Plan, run: &crate::grid::RunSpec) -> bool {
+        self.settings.iter().all(|(id, v)| run.params.get(*id) == v)
+            && (self.arms.is_empty() || self.arms.iter().any(|a| *a == plan.arm_name(run.arm)))
+    }
+}
+
 impl Design {
     pub fn of(plan: &Plan) -> Result<Design, DesignError> {
+        Design::filtered(plan, &Filter::default())
+    }
+
+    /// The design of the runs a `--where` text keeps (all without one).
+    pub fn kept(plan: &Plan, filter: Option<&str>) -> crate::Result<Design> {
+        let f = match filter {
+            Some(text) => Filter::parse(plan, text)?,
+            None => Filter::default(),
+        };
+        Ok(Design::filtered(plan, &f)?)
+    }
+
+    /// The design of the runs `filter` keeps.
+    pub fn filtered(plan: &Plan, filter: &Filter) -> Result<Design, DesignError> {
         let m = &plan.manifest;
         let model = plan.model();
         let specs = model.params();
@@ -106,6 +198,10 @@ impl Design {
         let mut seen: HashMap<(usize, usize, i64), u64> = HashMap::new();
         for id in 0..plan.total {
             let run = plan.run(id);
+            if !filter.keeps(plan, &run) {
+                places.push(None);
+                continue;
+            }
             let arm = &m.arms[run.arm];
             let settings = |axes: &mut dyn Iterator<Item = &Axis>| -> Vec<(&'static str, Value)> {
                 axes.filter(|a| is_descriptive(specs, a))
@@ -165,11 +261,11 @@ impl Design {
                     slot.insert(k.spec(specs).name);
                 }
             }
-            places.push(Place {
+            places.push(Some(Place {
                 scenario,
                 variant,
                 seed,
-            });
+            }));
         }
         let placebos = variants
             .iter()
@@ -187,6 +283,38 @@ impl Design {
             placebos,
             replicable: with_role(specs, Role::Replicate).is_some(),
         })
+    }
+
+    /// Where run `id` sits, if the filter kept it.
+    pub fn place(&self, id: u64) -> Option<Place> {
+        self.places.get(id as usize).copied().flatten()
+    }
+
+    /// The scenario `text` names (`truth=false, graph=hub`), its values
+    /// matched as values and in any order.
+    pub fn scenario(&self, plan: &Plan, text: &str) -> Result<usize, FilterError> {
+        let (mut want, _) = pairs(plan, "--scenario", text)?;
+        let specs = plan.model().params();
+        want.sort_by_key(|(id, _)| *id);
+        self.scenarios
+            .iter()
+            .position(|s| {
+                let mut have: Vec<(ParamId, &Value)> = s
+                    .settings
+                    .iter()
+                    .filter_map(|(n, v)| lookup(specs, n).ok().map(|id| (id, v)))
+                    .collect();
+                have.sort_by_key(|(id, _)| *id);
+                have.len() == want.len()
+                    && have
+                        .iter()
+                        .zip(&want)
+                        .all(|(a, b)| a.0 == b.0 && a.1 == &b.1)
+            })
+            .ok_or_else(|| {
+                let all: Vec<String> = self.scenarios.iter().map(|s| s.label()).collect();
+                FilterError::NoScenario(text.into(), all.join(" | "))
+            })
     }
 
     pub fn variant(&self, label: &str) -> Option<usize> {

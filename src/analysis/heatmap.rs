@@ -106,8 +106,9 @@ pub fn heatmap(
     let mut cells: Vec<Vec<Vec<(f64, f64)>>> =
         vec![vec![vec![(0.0, 0.0); x_values.len()]; y_values.len()]; panels.len()];
     for id in 0..plan.total {
+        let Some(place) = d.place(id) else { continue };
         let run = plan.run(id);
-        let variant = d.places[id as usize].variant;
+        let variant = place.variant;
         let at = match layout {
             Layout::Axes(x, y) => index(x, run.params.get(x.id))
                 .zip(index(y, run.params.get(y.id)))

@@ -7,7 +7,7 @@ use super::design::Design;
 use super::figures::{Heatmap, TrajectoryFigure};
 use super::heatmap::{heatmap, layout, Layout};
 use crate::results::ResultsDir;
-use crate::{Error, Result};
+use crate::Result;
 
 /// Scenarios drawn when none is chosen; more would bury the reader.
 pub const MAX_SCENARIOS: usize = 12;
@@ -21,6 +21,8 @@ pub struct Request<'a> {
     pub metric: Option<&'a str>,
     pub x: Option<&'a str>,
     pub y: Option<&'a str>,
+    /// `--where`: the runs drawn.
+    pub filter: Option<&'a str>,
 }
 
 pub struct Figures {
@@ -47,24 +49,10 @@ pub fn slug(s: &str) -> String {
 pub fn figures(results: &ResultsDir, req: &Request) -> Result<Figures> {
     let plan = &results.plan;
     let model = plan.model();
-    let d = Design::of(plan)?;
+    let d = Design::kept(plan, req.filter)?;
     let mut notes = Vec::new();
     let chosen: Vec<usize> = match req.scenario {
-        Some(want) => {
-            let norm = |s: &str| s.replace(' ', "");
-            let i = d
-                .scenarios
-                .iter()
-                .position(|s| norm(&s.label()) == norm(want))
-                .ok_or_else(|| {
-                    let all: Vec<String> = d.scenarios.iter().map(|s| s.label()).collect();
-                    Error::Usage(format!(
-                        "--scenario {want:?}: no such scenario; scenarios: {}",
-                        all.join(" | ")
-                    ))
-                })?;
-            vec![i]
-        }
+        Some(want) => vec![d.scenario(plan, want)?],
         None => {
             if d.scenarios.len() > MAX_SCENARIOS {
                 notes.push(format!(

@@ -28,6 +28,7 @@ pub fn rank(
         return Ok(None);
     };
     let mut order: Vec<(Vec<i64>, u64)> = (0..plan.total)
+        .filter(|&id| d.place(id).is_some())
         .map(|id| {
             let key = model.rank_key(&plan.run(id).params, &summaries[id as usize])?;
             Ok((key, id))
@@ -38,7 +39,7 @@ pub fn rank(
         order.sort_by(|a, b| b.0.cmp(&a.0));
     }
     let label = |id: u64| {
-        let p = d.places[id as usize];
+        let p = d.place(id).expect("kept runs only");
         let scenario = &d.scenarios[p.scenario];
         let variant = &d.variants[p.variant].label;
         if scenario.is_whole() {
@@ -82,10 +83,14 @@ pub fn rank(
 }
 
 /// Reads what `rank` needs from a results folder and ranks its runs.
-pub fn run(results: &crate::results::ResultsDir, grid_order: bool) -> crate::Result<TableData> {
+pub fn run(
+    results: &crate::results::ResultsDir,
+    grid_order: bool,
+    filter: Option<&str>,
+) -> crate::Result<TableData> {
     let plan = &results.plan;
     let model = plan.model();
-    let d = Design::of(plan)?;
+    let d = Design::kept(plan, filter)?;
     let summaries = results.summary_rows()?;
     let path = results.layout.table("runs").display().to_string();
     rank(plan, &d, &summaries, grid_order)

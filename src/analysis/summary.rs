@@ -111,12 +111,13 @@ pub fn summarize(
 ) -> TableData {
     let mut groups: BTreeMap<Vec<(usize, String)>, Vec<Vec<f64>>> = BTreeMap::new();
     for id in 0..plan.total {
+        let Some(place) = d.place(id) else { continue };
         let run = plan.run(id);
         let key: Vec<(usize, String)> = by
             .iter()
             .map(|b| match *b {
                 GroupKey::Arm => {
-                    let v = d.places[id as usize].variant;
+                    let v = place.variant;
                     (v, d.variants[v].label.clone())
                 }
                 GroupKey::Param(p) => {
@@ -203,10 +204,11 @@ pub fn run(
     results: &crate::results::ResultsDir,
     by: &[String],
     metrics: &[String],
+    filter: Option<&str>,
 ) -> crate::Result<TableData> {
     let plan = &results.plan;
     let model = plan.model();
-    let d = Design::of(plan)?;
+    let d = Design::kept(plan, filter)?;
     let by = if by.is_empty() {
         default_groups(plan)
     } else {

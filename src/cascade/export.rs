@@ -176,12 +176,12 @@ pub fn describe(run: &Run) -> String {
 pub struct CascadeExport;
 
 impl Export for CascadeExport {
-    fn simulate(&self, p: &Resolved) -> Result<Simulation, ParamError> {
+    fn simulate(&self, p: &Resolved, with_export: bool) -> Result<Simulation, ParamError> {
         let cfg = Config::new(CascadeParams::from_resolved(p))?;
         let run = simulate(&cfg, Parallelism::Auto);
         Ok(Simulation {
             text: describe(&run),
-            export: export(p, &run),
+            export: with_export.then(|| export(p, &run)),
             failed: run.violation.is_some(),
         })
     }

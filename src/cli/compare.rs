@@ -30,6 +30,10 @@ pub struct CompareArgs {
     /// A metric similarity 1 - |x - y| below this is a flip.
     #[arg(long, default_value_t = 0.8)]
     pub flip_below: f64,
+    /// Only these runs, e.g. "graph=hub,truth=false" (values as values:
+    /// gain=9 is gain=9.0).
+    #[arg(long = "where", value_name = "KEY=VALUE,...")]
+    pub filter: Option<String>,
 }
 
 pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
@@ -41,6 +45,7 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
             metric: a.metric.as_deref(),
             outcome: a.outcome.as_deref(),
             flip_below: a.flip_below,
+            filter: a.filter.as_deref(),
         },
     )?;
     print_table(&report.rows);
@@ -58,8 +63,8 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
         "comparator_kind": if domain { "domain" } else { "metric" },
         "placebo": report.placebo,
         "flip_below": (!domain).then_some(a.flip_below),
-        "effect": { "metric": report.metric, "interval": "95% percentile bootstrap of the mean paired difference",
-                    "resamples": BOOTSTRAP_RESAMPLES },
+        "effect": report.metric.map(|m| serde_json::json!({ "metric": m, "interval": "95% percentile bootstrap of the mean paired difference",
+                    "resamples": BOOTSTRAP_RESAMPLES })),
         "rows": table.json_rows(),
     });
     let json = results.file("compare.json");
@@ -73,24 +78,29 @@ fn print_table(rows: &[CompareRow]) {
     for r in rows {
         if r.scenario != last {
             println!("\n{}", r.scenario);
+            let effect = match &r.effect_metric {
+                Some(m) => format!("effect on {m} (arm - {}) [95% CI]", r.baseline),
+                None => "(no paired effect: pass --metric to add one)".into(),
+            };
             println!(
-                "  {:<28} {:<14} {:>7} {:>9} {:>8}  effect on {} (arm - {}) [95% CI]",
-                "arm", "verdict", "flips", "sim mean", "floor", r.effect_metric, r.baseline
+                "  {:<28} {:<14} {:>7} {:>9} {:>8}  {effect}",
+                "arm", "verdict", "flips", "sim mean", "floor"
             );
             last = &r.scenario;
         }
         let applied = if r.applied { "" } else { "  (not applied)" };
+        let effect = match (r.effect_mean, r.effect_ci_low, r.effect_ci_high) {
+            (Some(m), Some(lo), Some(hi)) => format!("{m:+.4} [{lo:+.4}, {hi:+.4}]"),
+            _ => String::new(),
+        };
         println!(
-            "  {:<28} {:<14} {:>3}/{:<3} {:>9.3} {:>8.3}  {:+.4} [{:+.4}, {:+.4}]{applied}",
+            "  {:<28} {:<14} {:>3}/{:<3} {:>9.3} {:>8.3}  {effect}{applied}",
             r.arm,
             r.verdict.label(),
             r.flips,
             r.samples,
             r.similarity_mean,
             r.floor,
-            r.effect_mean,
-            r.effect_ci_low,
-            r.effect_ci_high
         );
     }
     if let Some(r) = rows.first() {

@@ -73,6 +73,10 @@ pub enum Command {
         /// Refuse grids with more runs than this.
         #[arg(long, default_value_t = DEFAULT_MAX_RUNS)]
         max_runs: u64,
+        /// Refuse work that would hold more than this many GB in memory at
+        /// once [default: half the machine's memory].
+        #[arg(long, value_name = "GB")]
+        max_memory: Option<f64>,
     },
     /// Run every run of a manifest into a results folder (resumes if interrupted).
     Run(RunArgs),
@@ -103,6 +107,9 @@ pub enum Command {
         /// Keep the manifest's run order instead of sorting.
         #[arg(long)]
         grid_order: bool,
+        /// Only these runs, e.g. "noise=90,arm=hive+".
+        #[arg(long = "where", value_name = "KEY=VALUE,...")]
+        filter: Option<String>,
     },
     /// Charts as SVG and PNG in DIR/plots: trajectories per scenario and a
     /// heatmap of a summary metric over two grid axes.
@@ -127,7 +134,11 @@ pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
         Command::Describe { model, markdown } => {
             describe::describe(model.as_deref(), markdown, registry)
         }
-        Command::Plan { manifest, max_runs } => plan::plan(&manifest, max_runs, registry),
+        Command::Plan {
+            manifest,
+            max_runs,
+            max_memory,
+        } => plan::plan(&manifest, max_runs, max_memory, registry),
         Command::Run(args) => run::run(&args, registry),
         Command::Merge { dir, quiet } => merge::merge(&dir, quiet, registry),
         Command::Verify { dir, replay, all } => verify::verify(&dir, replay, all, registry),
@@ -137,7 +148,8 @@ pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
             dir,
             top,
             grid_order,
-        } => rank::rank(&dir, top, grid_order, registry),
+            filter,
+        } => rank::rank(&dir, top, grid_order, filter.as_deref(), registry),
         Command::Plot(a) => plot::plot(&a, registry),
         Command::Trust(t) => trust::run(t),
     }

@@ -3,22 +3,74 @@
 
 use std::path::Path;
 
-use crate::error::Result;
-use crate::grid::Plan;
+use crate::error::{Error, Result};
+use crate::grid::{Plan, Validation};
 use crate::model::Registry;
 use crate::params::Value;
 use crate::runner::{chunk_count, estimate::estimate};
 
-/// Expands and checks the whole grid.
+/// Expands and checks the whole grid, and that `threads` chunks of it fit
+/// in `max_memory` bytes (default: half the machine's memory).
 pub(super) fn checked_plan(
     path: &Path,
     max_runs: u64,
+    threads: usize,
+    max_memory: Option<f64>,
     registry: &Registry,
 ) -> Result<(Plan, Vec<String>)> {
     let plan = Plan::new(super::load(path, registry)?)?;
     plan.check_size(max_runs)?;
-    let warnings = plan.validate()?;
-    Ok((plan, warnings))
+    let v = plan.validate()?;
+    check_memory(&plan, &v, threads, max_memory)?;
+    Ok((plan, v.warnings))
+}
+
+fn gigabytes(b: u64) -> String {
+    format!("{:.1} GB", b as f64 / 1e9)
+}
+
+/// The machine's memory, from /proc/meminfo (8 GB where it cannot be read).
+pub(super) fn machine_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kb * 1024)
+        })
+        .unwrap_or(8_000_000_000)
+}
+
+fn check_memory(
+    plan: &Plan,
+    v: &Validation,
+    threads: usize,
+    max_memory: Option<f64>,
+) -> Result<()> {
+    let total = machine_memory();
+    let (limit, whose) = match max_memory {
+        Some(gb) => ((gb * 1e9) as u64, "--max-memory".to_string()),
+        None => (
+            total / 2,
+            format!("half of this machine's {}", gigabytes(total)),
+        ),
+    };
+    let threads = threads.min(v.chunk_bytes.len()).max(1);
+    let need = v.peak_bytes(threads);
+    if need <= limit {
+        return Ok(());
+    }
+    let largest = v.chunk_bytes.iter().copied().max().unwrap_or(0);
+    Err(Error::Usage(format!(
+        "{}: the runs would hold about {} in memory at once ({threads} chunk(s) of up to {} runs at a time, \
+         the largest {}), over the limit of {} ({whose}); turn off a large table in [output], lower \
+         chunk_runs, --threads or the run's size, or pass --max-memory GB",
+        plan.manifest.file,
+        gigabytes(need),
+        plan.manifest.chunk_runs,
+        gigabytes(largest),
+        gigabytes(limit),
+    )))
 }
 
 fn summarize_values(values: &[Value]) -> String {
@@ -36,8 +88,14 @@ fn summarize_values(values: &[Value]) -> String {
     }
 }
 
-pub fn plan(path: &Path, max_runs: u64, registry: &Registry) -> Result<u8> {
-    let (plan, warnings) = checked_plan(path, max_runs, registry)?;
+pub fn plan(
+    path: &Path,
+    max_runs: u64,
+    max_memory: Option<f64>,
+    registry: &Registry,
+) -> Result<u8> {
+    let threads = rayon::current_num_threads();
+    let (plan, warnings) = checked_plan(path, max_runs, threads, max_memory, registry)?;
     let m = &plan.manifest;
     let model = m.model;
     let specs = model.params();

@@ -13,7 +13,8 @@ use crate::store::charts::{with_suffix, write_heatmap, write_trajectories};
 pub struct PlotArgs {
     /// A results folder.
     pub dir: PathBuf,
-    /// Draw only this scenario, e.g. "truth=false, graph=hub".
+    /// Draw only this scenario, e.g. "truth=false, graph=hub" (values as
+    /// values, in any order).
     #[arg(long)]
     pub scenario: Option<String>,
     /// The summary metric of the heatmap [default: the model's first
@@ -26,6 +27,9 @@ pub struct PlotArgs {
     /// Heatmap y axis [default: the second such axis].
     #[arg(long)]
     pub y: Option<String>,
+    /// Only these runs, e.g. "graph=hub,truth=false".
+    #[arg(long = "where", value_name = "KEY=VALUE,...")]
+    pub filter: Option<String>,
 }
 
 pub fn plot(a: &PlotArgs, registry: &Registry) -> Result<u8> {
@@ -37,6 +41,7 @@ pub fn plot(a: &PlotArgs, registry: &Registry) -> Result<u8> {
             metric: a.metric.as_deref(),
             x: a.x.as_deref(),
             y: a.y.as_deref(),
+            filter: a.filter.as_deref(),
         },
     )?;
     for n in &figs.notes {

@@ -8,9 +8,15 @@ use crate::model::Registry;
 use crate::results::ResultsDir;
 use crate::store::Format;
 
-pub fn rank(dir: &Path, top: usize, grid_order: bool, registry: &Registry) -> Result<u8> {
+pub fn rank(
+    dir: &Path,
+    top: usize,
+    grid_order: bool,
+    filter: Option<&str>,
+    registry: &Registry,
+) -> Result<u8> {
     let results = ResultsDir::open(dir, registry)?;
-    let table = crate::analysis::rank::run(&results, grid_order)?;
+    let table = crate::analysis::rank::run(&results, grid_order, filter)?;
     let header: Vec<&str> = table.columns.iter().map(|c| c.name).collect();
     println!("{}", header.join("\t"));
     for row in table.rows.iter().take(top) {

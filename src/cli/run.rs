@@ -9,7 +9,7 @@ use super::{progress, DEFAULT_MAX_RUNS};
 use crate::error::{Error, Result, EXIT_FAILED};
 use crate::model::Registry;
 use crate::runner::layout::Layout;
-use crate::runner::{self, shard, Options, Report};
+use crate::runner::{self, shard, Options, Progress, Report};
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -40,10 +40,22 @@ pub struct RunArgs {
     /// Refuse grids with more runs than this.
     #[arg(long, default_value_t = DEFAULT_MAX_RUNS)]
     pub max_runs: u64,
+    /// Refuse work that would hold more than this many GB in memory at once
+    /// [default: half the machine's memory].
+    #[arg(long, value_name = "GB")]
+    pub max_memory: Option<f64>,
 }
 
 pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
-    let (plan, warnings) = super::plan::checked_plan(&a.manifest, a.max_runs, registry)?;
+    let threads = check_threads(a.threads.or_else(slurm_cpus))?;
+    let pool_threads = threads.unwrap_or_else(rayon::current_num_threads);
+    let (plan, warnings) = super::plan::checked_plan(
+        &a.manifest,
+        a.max_runs,
+        pool_threads,
+        a.max_memory,
+        registry,
+    )?;
     if !a.quiet {
         for w in &warnings {
             eprintln!("warning: {w}");
@@ -57,24 +69,43 @@ pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&plan.manifest.name));
-    let bar = progress::bar(plan.total, a.quiet);
+    let (bar, rate) = progress::bar(plan.total, a.quiet);
     let started = Instant::now();
     let opts = Options {
-        threads: a.threads.or_else(slurm_cpus),
+        threads,
         shard,
         force: a.force,
     };
-    let report = runner::execute(&plan, &dir, &opts, &|n| bar.inc(n))?;
+    progress::stop_on_ctrl_c();
+    let report = runner::execute(&plan, &dir, &opts, &|p| {
+        rate.on(p);
+        match p {
+            Progress::Resumed(n) | Progress::Ran(n) => bar.inc(n),
+        }
+    })?;
     bar.finish_and_clear();
     let secs = started.elapsed().as_secs_f64();
     let threads = opts.threads.unwrap_or_else(rayon::current_num_threads);
-    write_timing(
-        &dir,
-        &report,
-        shard.map(|s| (s.index, s.count)),
-        secs,
-        threads,
-    )?;
+    if report.interrupted {
+        eprintln!(
+            "{}: interrupted; {} of {} chunk(s) are saved in {}; run the same command to resume",
+            plan.manifest.name,
+            report.chunks_done,
+            mine(&report, shard),
+            dir.display()
+        );
+        return Ok(EXIT_INTERRUPTED);
+    }
+    // A folder that was already complete is left exactly as it was.
+    if !report.already_complete {
+        write_timing(
+            &dir,
+            &report,
+            shard.map(|s| (s.index, s.count)),
+            secs,
+            threads,
+        )?;
+    }
     if !a.quiet {
         eprintln!(
             "{}",
@@ -82,6 +113,36 @@ pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
         );
     }
     Ok(report_failures(&report.failures))
+}
+
+/// Exit code after Ctrl-C, as shells report a process stopped by SIGINT.
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// Chunks this process was to run.
+fn mine(r: &Report, shard: Option<runner::Shard>) -> u64 {
+    match shard {
+        None => r.chunks,
+        Some(s) => (s.index..r.chunks).step_by(s.count as usize).count() as u64,
+    }
+}
+
+/// At most this many threads per core: results do not depend on the
+/// count, and far more threads than cores only slow a run down.
+const THREADS_PER_CORE: usize = 8;
+
+fn check_threads(threads: Option<usize>) -> Result<Option<usize>> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match threads {
+        Some(0) => Err(Error::Usage(
+            "--threads 0: give at least 1, or leave it out to use every core".into(),
+        )),
+        Some(n) if n > THREADS_PER_CORE * cores => Err(Error::Usage(format!(
+            "--threads {n}: this machine has {cores} core(s); results do not depend on the thread count, \
+             so give at most {} (or leave it out to use every core)",
+            THREADS_PER_CORE * cores
+        ))),
+        t => Ok(t),
+    }
 }
 
 /// Inside a Slurm allocation, use the CPUs it granted rather than every
@@ -125,6 +186,15 @@ fn one_line(
         r.chunks_resumed,
         dir.display()
     );
+    if !r.redone.is_empty() {
+        line.push_str(&format!(
+            "\n{} chunk(s) had damaged parts and were run again",
+            r.redone.len()
+        ));
+    }
+    if r.replaced {
+        line.push_str("\nreplaced the previous results (another manifest's) in the folder");
+    }
     if !r.assembled {
         line.push_str(&format!(
             "\nparts written; when every shard is done, run: witness merge {}",

@@ -1,14 +1,7 @@
 //! `--set key=value` overrides: the value is TOML (`true`, `[10, 20]`,
 //! `"hub"`), and a bare word is taken as a string so `graph=hub` works.
 
-use crate::params::{lookup, ParamError, ParamSpec, Resolved};
-
-pub fn parse_value(text: &str) -> toml::Value {
-    match toml::from_str::<toml::Table>(&format!("v = {text}")) {
-        Ok(mut t) => t.remove("v").expect("the key just written"),
-        Err(_) => toml::Value::String(text.to_string()),
-    }
-}
+use crate::params::{lookup, parse_word as parse_value, ParamError, ParamSpec, Resolved};
 
 pub fn apply(specs: &[ParamSpec], p: &mut Resolved, sets: &[String]) -> Result<(), ParamError> {
     for s in sets {

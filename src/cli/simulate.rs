@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::set;
 use crate::error::{Error, Result, EXIT_FAILED};
 use crate::jsondiff::first_difference;
-use crate::model::Registry;
+use crate::model::{DynModel, Registry};
 use crate::params::Resolved;
 
 #[derive(clap::Args, Debug)]
@@ -34,10 +34,11 @@ pub fn simulate(a: &SimulateArgs, registry: &Registry) -> Result<u8> {
     })?;
     let mut p = Resolved::defaults(model.params());
     set::apply(model.params(), &mut p, &a.set)?;
-    let sim = model.simulate(&p)?;
+    check_memory(model, &p, a.export.is_some())?;
+    let sim = model.simulate(&p, a.export.is_some())?;
     print!("{}", sim.text);
-    if let Some(path) = &a.export {
-        crate::store::table::write_json(path, &sim.export).map_err(|e| Error::store(path, e))?;
+    if let (Some(path), Some(doc)) = (&a.export, &sim.export) {
+        crate::store::table::write_json(path, doc).map_err(|e| Error::store(path, e))?;
         println!("export     {}", path.display());
     }
     Ok(if sim.failed { EXIT_FAILED } else { 0 })
@@ -63,7 +64,8 @@ pub fn replay(path: &Path, registry: &Registry) -> Result<u8> {
     let p = model
         .params_of_export(&stored)
         .map_err(|e| Error::Usage(format!("{}: config: {e}", path.display())))?;
-    let fresh = model.simulate(&p)?.export;
+    check_memory(model, &p, true)?;
+    let fresh = model.simulate(&p, true)?.export.expect("asked for");
     match first_difference(&stored, &fresh, 1e-12, false) {
         None => {
             println!(
@@ -77,4 +79,44 @@ pub fn replay(path: &Path, registry: &Registry) -> Result<u8> {
             Ok(EXIT_FAILED)
         }
     }
+}
+
+/// Refuses a run (and its export) that would not fit in half the
+/// machine's memory, before anything is allocated.
+fn check_memory(model: &dyn DynModel, p: &Resolved, export: bool) -> Result<()> {
+    let fp = model.footprint(p)?;
+    let rows: u64 = model
+        .tables()
+        .iter()
+        .zip(fp.rows.iter().chain(std::iter::repeat(&0)))
+        .map(|(t, &n)| {
+            // A buffered row, and (for an export) its JSON object.
+            let per_row = 40 * (t.columns.len() as u64 + 1)
+                + if export {
+                    300 * (t.columns.len() as u64 + 1)
+                } else {
+                    0
+                };
+            n.saturating_mul(per_row)
+        })
+        .fold(0, u64::saturating_add);
+    let need = fp
+        .working_bytes
+        .saturating_add(if export { rows } else { 0 });
+    let limit = super::plan::machine_memory() / 2;
+    if need > limit {
+        let what = if export {
+            "the run and its export"
+        } else {
+            "the run"
+        };
+        return Err(Error::Usage(format!(
+            "{what} would need about {:.1} GB in memory, over the limit of {:.1} GB (half of this machine's memory); \
+             lower the run's size{}",
+            need as f64 / 1e9,
+            limit as f64 / 1e9,
+            if export { ", or drop --export" } else { "" }
+        )));
+    }
+    Ok(())
 }

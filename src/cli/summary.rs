@@ -20,6 +20,9 @@ pub struct SummaryArgs {
     /// Summary columns, comma-separated [default: the model's headline metrics].
     #[arg(long, value_delimiter = ',')]
     pub metrics: Vec<String>,
+    /// Only these runs, e.g. "graph=hub,truth=false".
+    #[arg(long = "where", value_name = "KEY=VALUE,...")]
+    pub filter: Option<String>,
 }
 
 fn trimmed(list: &[String]) -> Vec<String> {
@@ -31,7 +34,12 @@ fn trimmed(list: &[String]) -> Vec<String> {
 
 pub fn summary(a: &SummaryArgs, registry: &Registry) -> Result<u8> {
     let results = ResultsDir::open(&a.dir, registry)?;
-    let table = crate::analysis::summary::run(&results, &trimmed(&a.by), &trimmed(&a.metrics))?;
+    let table = crate::analysis::summary::run(
+        &results,
+        &trimmed(&a.by),
+        &trimmed(&a.metrics),
+        a.filter.as_deref(),
+    )?;
     let header: Vec<&str> = table.columns.iter().map(|c| c.name).collect();
     println!("{}", header.join("\t"));
     for row in &table.rows {

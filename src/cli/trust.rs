@@ -125,6 +125,7 @@ pub fn load(i: &Inputs) -> Result<(Tables, HashMap<String, f64>)> {
 }
 
 pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
+    check_today(i.today)?;
     let (tables, previous) = load(i)?;
     let ev = Evidence::new(&tables)?;
     drop(tables);
@@ -139,22 +140,35 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
     if csv_too {
         formats.push(Format::Csv);
     }
+    // Every table is written before any replaces its old version, and a
+    // record of the set goes last, so a failure (a full disk) leaves the
+    // old outputs whole and a reader can tell a complete set.
+    let mut files = Vec::new();
+    let mut record = serde_json::Map::new();
     for (name, table) in report.tables() {
-        let mut last = PathBuf::new();
         for &f in &formats {
             let path = out.join(format!("{name}.{}", f.extension()));
-            table
-                .write(&path, f, &kv)
-                .map_err(|e| Error::store(&path, e))?;
-            if f == Format::Parquet {
-                last = path;
-            }
+            let bytes = table.bytes(f, &kv).map_err(|e| Error::store(&path, e))?;
+            record.insert(
+                path.file_name().expect("a file").to_string_lossy().into_owned(),
+                serde_json::json!({"bytes": bytes.len(), "sha256": crate::manifest::sha256_hex(&bytes), "rows": table.rows.len()}),
+            );
+            files.push((path, bytes));
         }
+    }
+    let set = serde_json::json!({"model": "trust-v1", "today": i.today, "files": record});
+    let set_path = out.join("trust-score.json");
+    files.push((
+        set_path.clone(),
+        serde_json::to_vec_pretty(&set).expect("JSON"),
+    ));
+    crate::store::atomic::write_all(&files).map_err(|e| Error::io(out, e))?;
+    for (name, table) in report.tables() {
         println!(
             "{:<11} {:>7} rows -> {}",
             name,
             table.rows.len(),
-            last.display()
+            out.join(format!("{name}.parquet")).display()
         );
     }
     let shown: Vec<String> = report
@@ -166,9 +180,32 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
     Ok(0)
 }
 
+fn check_today(today: i64) -> Result<()> {
+    use crate::trust::input::MAX_DAY;
+    if today.abs() > MAX_DAY {
+        return Err(Error::Usage(format!(
+            "--today {today}: allowed: a day number in -{MAX_DAY} ..= {MAX_DAY}"
+        )));
+    }
+    Ok(())
+}
+
 pub fn compare(i: &Inputs, target: &str, dimension: &str, context: &str) -> Result<u8> {
+    check_today(i.today)?;
+    if i.ratings.is_none() {
+        return Err(Error::Usage(
+            "trust compare compares ratings: pass --ratings FILE (actor, target, context, dimension, score, ...)"
+                .into(),
+        ));
+    }
     let (tables, previous) = load(i)?;
     let ev = Evidence::new(&tables)?;
+    ev.check_rated(target, dimension).map_err(|e| {
+        Error::Usage(format!(
+            "{}: {e}",
+            i.ratings.as_ref().expect("checked").display()
+        ))
+    })?;
     let facets = normalize_context(context)
         .map_err(|e| Error::Usage(format!("--context {context:?}: {e}")))?;
     let weights = crate::trust::reputation::weights(&ev, &previous);

@@ -8,8 +8,8 @@ use super::policy::Mechanism;
 use super::room::{Room, OPTIONS};
 use super::VERSION;
 use crate::model::{
-    DetailTable, Model, Position, Ran, Ranking, Registered, RunContext, Stored, TableSpec,
-    Violation,
+    DetailTable, Footprint, Model, Position, Ran, Ranking, Registered, RunContext, Stored,
+    TableSpec, Violation,
 };
 use crate::params::{ParamError, ParamSet};
 
@@ -205,6 +205,13 @@ impl Model for Hive {
             effective_dominance: knob(c.policy.dominance),
         };
         Ran { summary, violation }
+    }
+
+    fn footprint(c: &Config) -> Footprint {
+        Footprint {
+            rows: vec![c.rooms],
+            working_bytes: 1 << 16,
+        }
     }
 
     fn audit(c: &Config, stored: &Stored) -> Option<Violation> {

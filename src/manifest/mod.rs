@@ -268,13 +268,28 @@ fn axis_values(
             format!("[{label}] {key} = []: an axis needs at least one value"),
         ));
     }
-    items
+    let values: Vec<Value> = items
         .iter()
         .map(|item| {
             spec.accept(item)
                 .map_err(|e| cx.param_err(v.span(), label, e))
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    // Equal values after coercion (9 and 9.0) would only repeat runs.
+    if let Some((_, twice)) = values
+        .iter()
+        .enumerate()
+        .find(|(i, x)| values[..*i].contains(x))
+    {
+        return Err(cx.err(
+            v.span(),
+            format!(
+                "[{label}] {key} = {}: the value {twice} is listed more than once; list each value once",
+                show(v.get_ref())
+            ),
+        ));
+    }
+    Ok(values)
 }
 
 fn range(

@@ -39,17 +39,19 @@ pub struct Ranking<M: Model> {
     pub show: &'static [(&'static str, usize)],
 }
 
-/// One configuration run for a reader: what `simulate` prints, and the
-/// JSON document `--export` writes and `replay` re-runs.
+/// One configuration run for a reader: what `simulate` prints, and (when
+/// asked for) the JSON document `--export` writes and `replay` re-runs.
 pub struct Simulation {
     pub text: String,
-    pub export: Json,
+    pub export: Option<Json>,
     pub failed: bool,
 }
 
 /// A model's own single-run export format, in place of the generic one.
 pub trait Export: Sync {
-    fn simulate(&self, p: &Resolved) -> Result<Simulation, ParamError>;
+    /// Runs `p`; builds the export document only when `export` is set (it
+    /// can be far larger than the run).
+    fn simulate(&self, p: &Resolved, export: bool) -> Result<Simulation, ParamError>;
     /// The parameters an export document was written with.
     fn params_of(&self, doc: &Json) -> Result<Resolved, ParamError>;
 }

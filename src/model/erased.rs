@@ -35,6 +35,10 @@ pub trait DynModel: Sync {
     /// The rules that tie parameters together, and the parameters this set
     /// does not read.
     fn check(&self, p: &Resolved) -> Result<ParamSet, ParamError>;
+    /// What a run of this parameter set holds in memory.
+    fn footprint(&self, p: &Resolved) -> Result<super::Footprint, ParamError>;
+    /// `check` and `footprint` at once (one configuration).
+    fn check_footprint(&self, p: &Resolved) -> Result<(ParamSet, super::Footprint), ParamError>;
     /// Runs a parameter set; `want[k]` says whether table k is kept.
     fn run(&self, p: &Resolved, want: &[bool]) -> Result<RunOutput, ParamError>;
     /// Re-derives the identities of a run's stored detail rows.
@@ -63,8 +67,9 @@ pub trait DynModel: Sync {
     /// (doc, shown columns with decimals) of the ranking, if any.
     fn ranking(&self) -> Option<(&'static str, &'static [(&'static str, usize)])>;
     fn rank_key(&self, p: &Resolved, summary: &[Value]) -> Result<Vec<i64>, RecordError>;
-    /// One run for a reader (the model's own export, or the generic one).
-    fn simulate(&self, p: &Resolved) -> Result<Simulation, ParamError>;
+    /// One run for a reader (the model's own export, or the generic one);
+    /// the export document only when `export` is set.
+    fn simulate(&self, p: &Resolved, export: bool) -> Result<Simulation, ParamError>;
     fn params_of_export(&self, doc: &Json) -> Result<Resolved, ParamError>;
 }
 
@@ -158,6 +163,12 @@ impl<M: Model> DynModel for Registered<M> {
     fn check(&self, p: &Resolved) -> Result<ParamSet, ParamError> {
         Self::configure(p).map(|c| M::ignored(&c))
     }
+    fn footprint(&self, p: &Resolved) -> Result<super::Footprint, ParamError> {
+        Self::configure(p).map(|c| M::footprint(&c))
+    }
+    fn check_footprint(&self, p: &Resolved) -> Result<(ParamSet, super::Footprint), ParamError> {
+        Self::configure(p).map(|c| (M::ignored(&c), M::footprint(&c)))
+    }
     fn run(&self, p: &Resolved, want: &[bool]) -> Result<RunOutput, ParamError> {
         let c = Self::configure(p)?;
         let mut cx = RunContext::new(M::TABLES, want);
@@ -216,10 +227,10 @@ impl<M: Model> DynModel for Registered<M> {
             .as_ref()
             .map_or_else(Vec::new, |r| (r.key)(&M::Params::from_resolved(p), &s)))
     }
-    fn simulate(&self, p: &Resolved) -> Result<Simulation, ParamError> {
+    fn simulate(&self, p: &Resolved, export: bool) -> Result<Simulation, ParamError> {
         match self.export {
-            Some(e) => e.simulate(p),
-            None => generic_simulation(self, p),
+            Some(e) => e.simulate(p, export),
+            None => generic_simulation(self, p, export),
         }
     }
     fn params_of_export(&self, doc: &Json) -> Result<Resolved, ParamError> {
@@ -249,9 +260,13 @@ fn params_object(p: &Resolved, keep: impl Fn(usize) -> bool) -> Json {
 
 /// The export every model has: its parameters, summary, detail tables and
 /// failures as JSON, and a plain listing of the summary.
-fn generic_simulation(m: &dyn DynModel, p: &Resolved) -> Result<Simulation, ParamError> {
+fn generic_simulation(
+    m: &dyn DynModel,
+    p: &Resolved,
+    with_export: bool,
+) -> Result<Simulation, ParamError> {
     let ignored = m.check(p)?;
-    let want = vec![true; m.tables().len()];
+    let want = vec![with_export; m.tables().len()];
     let out = m.run(p, &want)?;
     let mut tables = Map::new();
     for (spec, rows) in m.tables().iter().zip(&out.tables) {
@@ -283,7 +298,7 @@ fn generic_simulation(m: &dyn DynModel, p: &Resolved) -> Result<Simulation, Para
     };
     Ok(Simulation {
         text,
-        export,
+        export: with_export.then_some(export),
         failed: out.violation.is_some(),
     })
 }

@@ -50,6 +50,19 @@ pub trait Model: Send + Sync + 'static {
     fn audit(_c: &Self::Config, _stored: &Stored) -> Option<Violation> {
         None
     }
+    /// What a run holds in memory, so the runner can refuse work that would
+    /// not fit instead of being killed halfway.
+    fn footprint(_c: &Self::Config) -> Footprint {
+        Footprint::default()
+    }
+}
+
+/// A run's size in memory: the rows it gives each detail table (in
+/// `TABLES` order), and the bytes it needs while it runs besides them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    pub rows: Vec<u64>,
+    pub working_bytes: u64,
 }
 
 /// What one run produced besides detail rows.

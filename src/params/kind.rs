@@ -139,3 +139,12 @@ pub fn show(raw: &toml::Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// A value as typed on the command line: TOML (`true`, `[10, 20]`,
+/// `"hub"`), and a bare word taken as text, so `graph=hub` works.
+pub fn parse_word(text: &str) -> toml::Value {
+    match toml::from_str::<toml::Table>(&format!("v = {text}")) {
+        Ok(mut t) => t.remove("v").expect("the key just written"),
+        Err(_) => toml::Value::String(text.to_string()),
+    }
+}

@@ -12,7 +12,7 @@ mod typed;
 mod value;
 
 pub use error::ParamError;
-pub use kind::{show, Kind};
+pub use kind::{parse_word, show, Kind};
 pub use resolved::{ParamSet, Resolved};
 pub use spec::{lookup, with_role, ParamId, ParamSpec, Role};
 pub use typed::{ParamType, Params};

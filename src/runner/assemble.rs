@@ -1,29 +1,82 @@
-//! Final tables from chunk parts, in chunk order, and `merge`, which checks
-//! that a folder's parts are one complete, consistent set before assembling.
+//! Final tables from chunk parts, in chunk order; the seal that records
+//! them; and `merge`, which checks that a folder's parts are one complete
+//! set before assembling. The order of writes is what makes a crash at any
+//! moment harmless: final tables, then the seal, then the parts go. A
+//! folder is complete exactly when its seal matches its files.
 
 use std::path::Path;
 
+use super::chunk::{self, chunk_count, chunk_runs};
 use super::layout::Layout;
 use super::tables::{metadata, tables, Table};
-use super::{chunk_count, chunk_runs, RunError};
+use super::RunError;
 use crate::grid::Plan;
 use crate::model::Registry;
 use crate::params::Value;
+use crate::store::digest::{combine, file_sha256};
+use crate::store::seal::{block_chunks, Seal, SealedTable};
 use crate::store::{parquet, FileMeta, StoreError};
 
-/// Streams every part of every table into the final files, checking that the
-/// runs parts hold exactly runs 0..total in order; then removes the parts.
-/// Returns the runs whose identities failed.
+/// Why assembly stopped.
+pub enum Assembly {
+    /// These chunks' parts are missing, damaged or someone else's: run them
+    /// again.
+    Damaged(Vec<u64>),
+    Failed(RunError),
+}
+
+impl From<RunError> for Assembly {
+    fn from(e: RunError) -> Assembly {
+        Assembly::Failed(e)
+    }
+}
+
+/// The digest and row count a part records, if it is this chunk's part.
+fn part_record(plan: &Plan, layout: &Layout, table: &str, c: u64) -> Option<(String, u64)> {
+    let kv = parquet::metadata(&layout.part(table, c)).ok()?;
+    let m = FileMeta::from_kv(&kv).ok()?;
+    chunk::belongs(&m, plan, table, c).then(|| (m.digest.unwrap_or_default(), m.rows.unwrap_or(0)))
+}
+
+/// Streams every part of every table into the final files, checking that
+/// each part is its chunk's and that the runs parts hold exactly runs
+/// 0..total in order; writes the seal; then removes the parts. Returns the
+/// runs whose identities failed.
 pub fn assemble(
     plan: &Plan,
     layout: &Layout,
     tables: &[Table],
-) -> Result<Vec<(u64, String)>, RunError> {
+) -> Result<Vec<(u64, String)>, Assembly> {
     let chunks = chunk_count(plan);
-    let mut failures = Vec::new();
+    // Every part's record first: a damaged part is found before any final
+    // file is touched.
+    let mut records: Vec<Vec<(String, u64)>> = Vec::new();
+    let mut damaged = Vec::new();
     for table in tables {
+        let mut rec = Vec::with_capacity(chunks as usize);
+        for c in 0..chunks {
+            match part_record(plan, layout, table.name, c) {
+                Some(r) => rec.push(r),
+                None => {
+                    damaged.push(c);
+                    rec.push(Default::default());
+                }
+            }
+        }
+        records.push(rec);
+    }
+    if !damaged.is_empty() {
+        damaged.sort_unstable();
+        damaged.dedup();
+        return Err(Assembly::Damaged(damaged));
+    }
+    let mut failures = Vec::new();
+    let per_block = block_chunks(chunks);
+    let mut sealed = Vec::new();
+    for (table, rec) in tables.iter().zip(&records) {
         let mut next_id = 0u64;
-        let mut problem: Option<RunError> = None;
+        let mut problem: Option<Assembly> = None;
+        let mut rows = 0u64;
         let batches = (0..chunks).flat_map(|c| {
             let path = layout.part(table.name, c);
             let located =
@@ -35,12 +88,13 @@ pub fn assemble(
         });
         let checked = batches.map(|b| {
             let b = b?;
+            rows += b.num_rows() as u64;
             if table.is_runs() {
                 check_ids(&b, &mut next_id, &mut failures).map_err(|e| {
-                    problem.get_or_insert(RunError::Incomplete {
+                    problem.get_or_insert(Assembly::Failed(RunError::Incomplete {
                         dir: layout.dir.display().to_string(),
                         message: e.clone(),
-                    });
+                    }));
                     StoreError::Format(e)
                 })?;
             }
@@ -50,28 +104,94 @@ pub fn assemble(
         let kv = metadata(plan, table.name).to_kv();
         if let Err(e) = parquet::write(&path, &table.columns, checked, &kv) {
             return Err(problem.unwrap_or_else(|| match e {
-                // A part that does not read back is corrupt; anything else
-                // is the final file failing to be written.
-                StoreError::Format(_)
-                | StoreError::Parquet(_)
-                | StoreError::Arrow(_)
-                | StoreError::Meta(_) => RunError::corrupt(&path, e),
-                StoreError::Io(_) => RunError::write(&path, e),
+                StoreError::Io(_) => Assembly::Failed(RunError::write(&path, e)),
+                // A part that does not read back: run its chunks again.
+                _ => Assembly::Damaged((0..chunks).collect()),
             }));
         }
-        if table.is_runs() && next_id != plan.total {
+        crate::crash::point("final table written");
+        let recorded: u64 = rec.iter().map(|r| r.1).sum();
+        if (table.is_runs() && next_id != plan.total) || rows != recorded {
             let _ = std::fs::remove_file(&path);
-            return Err(RunError::Incomplete {
+            return Err(Assembly::Failed(RunError::Incomplete {
                 dir: layout.dir.display().to_string(),
                 message: format!(
-                    "parts hold runs 0..{next_id}, the manifest has {}",
-                    plan.total
+                    "the parts of {} hold {rows} rows where they record {recorded} (runs 0..{next_id} of {}); \
+                     remove the folder's parts/ and run again",
+                    table.name, plan.total
                 ),
-            });
+            }));
         }
+        let (sha256, bytes) = file_sha256(&path).map_err(|e| RunError::io(&path, e))?;
+        let blocks = rec
+            .chunks(per_block as usize)
+            .map(|b| combine(b.iter().map(|(d, _)| d.as_str())))
+            .collect();
+        sealed.push(SealedTable {
+            name: table.name.into(),
+            file: format!("{}.parquet", table.name),
+            bytes,
+            sha256,
+            rows,
+            blocks,
+        });
     }
-    std::fs::remove_dir_all(layout.parts()).map_err(|e| RunError::io(&layout.parts(), e))?;
+    let seal = Seal {
+        witness: env!("CARGO_PKG_VERSION").into(),
+        manifest_sha256: plan.manifest.hash.clone(),
+        runs: plan.total,
+        chunk_runs: plan.manifest.chunk_runs as u64,
+        block_chunks: per_block,
+        tables: sealed,
+    };
+    seal.write(&layout.dir)
+        .map_err(|e| RunError::write(&layout.seal(), e))?;
+    crate::crash::point("seal written");
+    remove_parts(layout)?;
     Ok(failures)
+}
+
+/// Whether the folder holds this plan's complete results: a seal for this
+/// manifest listing exactly these tables, each file present at its sealed
+/// size. A seal that no longer matches is removed, so the run redoes the
+/// results instead of calling them complete.
+pub fn is_complete(plan: &Plan, layout: &Layout, tables: &[Table]) -> Result<bool, RunError> {
+    let seal = match Seal::read(&layout.dir) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Ok(false),
+        Err(_) => {
+            let _ = std::fs::remove_file(layout.seal());
+            return Ok(false);
+        }
+    };
+    let whole = seal.manifest_sha256 == plan.manifest.hash
+        && seal.runs == plan.total
+        && seal.tables.len() == tables.len()
+        && tables.iter().all(|t| {
+            seal.table(t.name).is_some_and(|s| {
+                std::fs::metadata(layout.table(t.name)).is_ok_and(|m| m.len() == s.bytes)
+            })
+        });
+    if !whole {
+        std::fs::remove_file(layout.seal()).map_err(|e| RunError::io(&layout.seal(), e))?;
+    }
+    Ok(whole)
+}
+
+/// Removes the parts of a sealed folder, table by table.
+pub fn remove_parts(layout: &Layout) -> Result<(), RunError> {
+    let parts = layout.parts();
+    if !parts.exists() {
+        return Ok(());
+    }
+    for t in std::fs::read_dir(&parts)
+        .map_err(|e| RunError::io(&parts, e))?
+        .flatten()
+    {
+        std::fs::remove_dir_all(t.path()).map_err(|e| RunError::io(&t.path(), e))?;
+        crate::crash::point("parts removed");
+    }
+    std::fs::remove_dir(&parts).map_err(|e| RunError::io(&parts, e))
 }
 
 /// Checks a batch of `runs` rows continues the run ids from `next`, and
@@ -112,66 +232,64 @@ pub fn failures_in(path: &Path) -> Result<Vec<(u64, String)>, RunError> {
     Ok(out)
 }
 
-/// Assembles a folder written by shards: one manifest, one shard count,
-/// every chunk present, then the same final files a single run writes.
+/// Assembles a folder written by shards: one manifest, every chunk present,
+/// then the same final files a single run writes. Parts may come from
+/// different shard counts: a part is a function of its chunk alone.
 pub fn merge(dir: &Path, registry: &Registry) -> Result<Vec<(u64, String)>, RunError> {
     let layout = Layout::new(dir);
     let plan = layout.read_plan(registry)?;
     let tables = tables(plan.model(), &plan.manifest.tables);
-    if layout.table("runs").exists() && !layout.parts().exists() {
+    layout.remove_temporaries();
+    if is_complete(&plan, &layout, &tables)? {
+        remove_parts(&layout)?;
         return failures_in(&layout.table("runs"));
     }
-    let mut missing = Vec::new();
-    let mut counts = std::collections::BTreeSet::new();
-    for c in 0..chunk_count(&plan) {
-        for table in &tables {
-            let path = layout.part(table.name, c);
-            if !path.exists() {
-                missing.push(c);
-                break;
+    let missing: Vec<u64> = (0..chunk_count(&plan))
+        .filter(|&c| !tables.iter().all(|t| layout.part(t.name, c).exists()))
+        .collect();
+    if !missing.is_empty() {
+        return Err(incomplete(
+            &plan,
+            dir,
+            &missing,
+            "missing",
+            "wait for or rerun the shards that own them",
+        ));
+    }
+    match assemble(&plan, &layout, &tables) {
+        Ok(f) => Ok(f),
+        Err(Assembly::Failed(e)) => Err(e),
+        Err(Assembly::Damaged(chunks)) => {
+            for &c in &chunks {
+                chunk::remove(&layout, &tables, c)?;
             }
-            let kv = parquet::metadata(&path).map_err(|e| RunError::corrupt(&path, e))?;
-            let meta = FileMeta::from_kv(&kv).map_err(|e| RunError::corrupt(&path, e.into()))?;
-            if meta.manifest_sha256 != plan.manifest.hash {
-                return Err(RunError::Incomplete {
-                    dir: dir.display().to_string(),
-                    message: format!(
-                        "{} was written for another manifest; remove it and rerun its shard",
-                        path.display()
-                    ),
-                });
-            }
-            counts.insert(meta.shard.map_or(0, |(_, n)| n));
+            Err(incomplete(
+                &plan,
+                dir,
+                &chunks,
+                "damaged or written for another manifest, and were removed",
+                "rerun the shards that own them, then merge again",
+            ))
         }
     }
-    if !missing.is_empty() {
-        let ranges: Vec<String> = missing
-            .iter()
-            .take(10)
-            .map(|&c| {
-                let r = chunk_runs(&plan, c);
-                format!("chunk {c} (runs {}..{})", r.start, r.end)
-            })
-            .collect();
-        return Err(RunError::Incomplete {
-            dir: dir.display().to_string(),
-            message: format!(
-                "{} of {} chunks are missing, e.g. {}; wait for or rerun the shards that own them",
-                missing.len(),
-                chunk_count(&plan),
-                ranges.join(", ")
-            ),
-        });
+}
+
+fn incomplete(plan: &Plan, dir: &Path, chunks: &[u64], what: &str, fix: &str) -> RunError {
+    let ranges: Vec<String> = chunks
+        .iter()
+        .take(10)
+        .map(|&c| {
+            let r = chunk_runs(plan, c);
+            format!("chunk {c} (runs {}..{})", r.start, r.end)
+        })
+        .collect();
+    RunError::Incomplete {
+        dir: dir.display().to_string(),
+        message: format!(
+            "{} of {} chunks are {what}, e.g. {}; {fix}",
+            chunks.len(),
+            chunk_count(plan),
+            ranges.join(", ")
+        ),
     }
-    if counts.len() > 1 {
-        let list: Vec<String> = counts.iter().map(u64::to_string).collect();
-        return Err(RunError::Incomplete {
-            dir: dir.display().to_string(),
-            message: format!(
-                "parts come from different shard counts ({}); rerun every shard with one --shard K/N",
-                list.join(", ")
-            ),
-        });
-    }
-    assemble(&plan, &layout, &tables)
 }

@@ -1,5 +1,7 @@
 //! Where an experiment's files live, and the rules for reusing a folder:
-//! the same manifest resumes, another manifest is refused unless forced.
+//! the same manifest resumes; another manifest is refused unless forced,
+//! and a forced run works in a staging folder that replaces the old
+//! results only once it is complete.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -8,7 +10,14 @@ use super::RunError;
 use crate::grid::Plan;
 use crate::manifest::{sha256_hex, Manifest};
 use crate::model::Registry;
+use crate::store::{atomic, seal};
 
+/// Files the analysis verbs write beside the results; a replaced result
+/// set takes them along, since they describe the old results.
+const ANALYSIS_FILES: &[&str] = &["compare.csv", "compare.json", "summary.csv", "rank.csv"];
+const ANALYSIS_DIRS: &[&str] = &["plots"];
+
+#[derive(Clone, Debug)]
 pub struct Layout {
     pub dir: PathBuf,
 }
@@ -59,6 +68,10 @@ impl Layout {
             .join(format!("chunk-{chunk:08}.parquet"))
     }
 
+    pub fn seal(&self) -> PathBuf {
+        self.dir.join(seal::FILE)
+    }
+
     pub fn timing(&self, shard: Option<(u64, u64)>) -> PathBuf {
         match shard {
             None => self.dir.join("timing.json"),
@@ -66,42 +79,161 @@ impl Layout {
         }
     }
 
-    /// Makes the folder ready for `text`'s results: resume when it already
-    /// holds them, refuse another manifest's results unless `force`.
-    pub fn prepare(&self, text: &str, tables: &[&str], force: bool) -> Result<(), RunError> {
-        let io = |e: std::io::Error| RunError::io(&self.dir, e);
-        fs::create_dir_all(&self.dir).map_err(io)?;
-        if let Ok(existing) = fs::read_to_string(self.manifest()) {
-            if existing == text {
-                return Ok(());
-            }
-            if !force {
+    /// The staging folder a forced run of `hash` works in.
+    fn staging(&self, hash: &str) -> Layout {
+        Layout::new(&self.dir.join(format!(".staging-{}", &hash[..12])))
+    }
+
+    /// Makes the folder ready for `text`'s results and returns where the run
+    /// works: the folder itself when it is new or holds these results, or a
+    /// staging folder when `force` replaces another manifest's results.
+    pub fn prepare(&self, text: &str, force: bool, sharded: bool) -> Result<Layout, RunError> {
+        if self.dir.exists() && !self.dir.is_dir() {
+            return Err(RunError::NotAFolder {
+                path: self.dir.display().to_string(),
+            });
+        }
+        fs::create_dir_all(&self.dir).map_err(|e| RunError::io(&self.dir, e))?;
+        let hash = sha256_hex(text.as_bytes());
+        let work = match fs::read_to_string(self.manifest()) {
+            Ok(existing) if existing == text => self.clone(),
+            Ok(existing) if !force => {
                 return Err(RunError::OtherManifest {
                     dir: self.dir.display().to_string(),
                     theirs: sha256_hex(existing.as_bytes())[..12].to_string(),
-                    ours: sha256_hex(text.as_bytes())[..12].to_string(),
-                });
+                    ours: hash[..12].to_string(),
+                })
             }
-            self.clear(tables)?;
+            Ok(_) if sharded => {
+                return Err(RunError::ForceSharded {
+                    dir: self.dir.display().to_string(),
+                })
+            }
+            Ok(_) => self.staging(&hash),
+            Err(_) => self.clone(),
+        };
+        self.clear_stagings(&work, &hash)?;
+        fs::create_dir_all(&work.dir).map_err(|e| RunError::io(&work.dir, e))?;
+        if fs::read_to_string(work.manifest()).ok().as_deref() != Some(text) {
+            atomic::write(&work.manifest(), text.as_bytes())
+                .map_err(|e| RunError::io(&work.manifest(), e))?;
         }
-        crate::store::atomic::write(&self.manifest(), text.as_bytes()).map_err(io)
+        Ok(work)
     }
 
-    /// Removes this project's files only; anything else in the folder stays.
-    fn clear(&self, tables: &[&str]) -> Result<(), RunError> {
-        let io = |e: std::io::Error| RunError::io(&self.dir, e);
-        if self.parts().exists() {
-            fs::remove_dir_all(self.parts()).map_err(io)?;
+    /// Staging folders other than `work`: one for this manifest left by a
+    /// promotion that was interrupted after the manifest moved is finished
+    /// (its remaining files move in); any other is an abandoned forced run
+    /// and goes.
+    fn clear_stagings(&self, work: &Layout, hash: &str) -> Result<(), RunError> {
+        let ours = self.staging(hash);
+        for e in fs::read_dir(&self.dir)
+            .map_err(|e| RunError::io(&self.dir, e))?
+            .flatten()
+        {
+            let p = e.path();
+            let staging = Layout::new(&p);
+            if !staging.is_staging() || !p.is_dir() || p == work.dir {
+                continue;
+            }
+            if p == ours.dir && work.dir == self.dir && staging.seal().is_file() {
+                for f in fs::read_dir(&p).map_err(|e| RunError::io(&p, e))?.flatten() {
+                    let name = f.file_name();
+                    if name.to_string_lossy().ends_with(".parquet") {
+                        fs::rename(f.path(), self.dir.join(&name))
+                            .map_err(|e| RunError::io(&f.path(), e))?;
+                    }
+                }
+                fs::rename(staging.seal(), self.seal())
+                    .map_err(|e| RunError::io(&self.seal(), e))?;
+            }
+            fs::remove_dir_all(&p).map_err(|e| RunError::io(&p, e))?;
         }
+        Ok(())
+    }
+
+    pub fn is_staging(&self) -> bool {
+        self.dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(".staging-"))
+    }
+
+    /// Removes the temporaries a killed writer left in the folder and its
+    /// parts, so they neither pile up nor end up among the results.
+    pub fn remove_temporaries(&self) {
+        let mut dirs = vec![self.dir.clone()];
+        if let Ok(tables) = fs::read_dir(self.parts()) {
+            dirs.extend(tables.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+        }
+        for d in dirs {
+            for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+                if atomic::is_temporary(&e.file_name().to_string_lossy()) {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+        }
+    }
+
+    /// Moves a complete staging folder's results into this folder: the old
+    /// seal goes first (so the old results stop counting as complete), then
+    /// the old results and what was computed from them, then the new tables,
+    /// the manifest, and the seal last.
+    pub fn promote(&self, staging: &Layout, tables: &[&str]) -> Result<(), RunError> {
+        let io = |p: &Path| {
+            let p = p.to_path_buf();
+            move |e| RunError::io(&p, e)
+        };
+        // The old results' files, as their seal lists them (or, for results
+        // written before seals, the tables of this experiment).
+        let old: Vec<String> = match seal::Seal::read(&self.dir) {
+            Ok(Some(s)) => s.tables.iter().map(|t| t.file.clone()).collect(),
+            _ => tables.iter().map(|t| format!("{t}.parquet")).collect(),
+        };
+        remove_file(&self.seal())?;
+        crate::crash::point("old seal removed");
+        self.remove_results(&old)?;
+        crate::crash::point("old results removed");
         for t in tables {
-            let _ = fs::remove_file(self.table(t));
+            fs::rename(staging.table(t), self.table(t)).map_err(io(&self.table(t)))?;
+            crate::crash::point("table promoted");
         }
-        for entry in fs::read_dir(&self.dir).map_err(io)?.flatten() {
+        fs::rename(staging.manifest(), self.manifest()).map_err(io(&self.manifest()))?;
+        crate::crash::point("manifest promoted");
+        fs::rename(staging.seal(), self.seal()).map_err(io(&self.seal()))?;
+        crate::crash::point("seal promoted");
+        fs::remove_dir_all(&staging.dir).map_err(io(&staging.dir))?;
+        Ok(())
+    }
+
+    /// Removes this project's files only (the given tables, parts, timing
+    /// and analysis outputs); anything else in the folder stays.
+    fn remove_results(&self, tables: &[String]) -> Result<(), RunError> {
+        let io = |p: PathBuf| move |e| RunError::io(&p, e);
+        if self.parts().exists() {
+            fs::remove_dir_all(self.parts()).map_err(io(self.parts()))?;
+        }
+        for entry in fs::read_dir(&self.dir)
+            .map_err(io(self.dir.clone()))?
+            .flatten()
+        {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with("timing") && name.ends_with(".json") {
-                let _ = fs::remove_file(entry.path());
+            let ours = tables.contains(&name)
+                || (name.starts_with("timing") && name.ends_with(".json"))
+                || ANALYSIS_FILES.contains(&name.as_str());
+            if ours && entry.path().is_file() {
+                remove_file(&entry.path())?;
+            }
+            if ANALYSIS_DIRS.contains(&name.as_str()) && entry.path().is_dir() {
+                fs::remove_dir_all(entry.path()).map_err(io(entry.path()))?;
             }
         }
         Ok(())
+    }
+}
+
+fn remove_file(path: &Path) -> Result<(), RunError> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(RunError::io(path, e)),
+        _ => Ok(()),
     }
 }

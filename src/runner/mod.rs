@@ -6,6 +6,7 @@
 //! run and `merge`.
 
 mod assemble;
+mod chunk;
 pub mod estimate;
 pub mod layout;
 pub mod shard;
@@ -14,14 +15,16 @@ pub mod verify;
 
 use rayon::prelude::*;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use assemble::{assemble, failures_in, merge};
+use assemble::{assemble, remove_parts, Assembly};
+pub use assemble::{failures_in, is_complete, merge};
+pub use chunk::{chunk_count, chunk_runs};
 use layout::Layout;
-use tables::{metadata, run_into, tables, Table};
+use tables::{tables, Table};
 
 use crate::grid::Plan;
-use crate::model::Row;
-use crate::store::{parquet, FileMeta, StoreError};
+use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -39,6 +42,13 @@ pub enum RunError {
     Corrupt { path: String, source: StoreError },
     #[error("{dir}: not a results folder (no manifest.toml); give a folder written by `witness run` or `witness merge`")]
     NotResults { dir: String },
+    #[error("{path} is a file, not a folder; give --out a folder (it is made if missing)")]
+    NotAFolder { path: String },
+    #[error(
+        "{dir} holds another manifest's results; --force replaces them only in an unsharded run \
+         (a shard cannot tell when the others are done); remove the folder, or run into another one"
+    )]
+    ForceSharded { dir: String },
     #[error(
         "{dir} holds the results of another manifest (sha256 {theirs}…, this one is {ours}…); \
          choose another folder with --out, or pass --force to replace those results"
@@ -103,63 +113,76 @@ pub struct Options {
     pub force: bool,
 }
 
+/// What a run reports as it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Runs found done by an earlier, interrupted process.
+    Resumed(u64),
+    /// Runs executed by this one.
+    Ran(u64),
+}
+
+/// Set by the CLI's Ctrl-C handler: no new chunk starts, chunks in flight
+/// are abandoned at their next run, and what is saved stays saved.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
 #[derive(Debug, Default)]
 pub struct Report {
     pub chunks: u64,
     pub chunks_resumed: u64,
+    /// Chunks of this shard saved when the run ended.
+    pub chunks_done: u64,
     pub runs_executed: u64,
     pub runs_in_shard: u64,
     pub already_complete: bool,
     /// Final tables were written (false for a shard of several).
     pub assembled: bool,
+    /// Stopped by Ctrl-C before finishing.
+    pub interrupted: bool,
+    /// The run replaced another manifest's results (`--force`).
+    pub replaced: bool,
+    /// Chunks whose parts were damaged and were run again.
+    pub redone: Vec<u64>,
     /// (run_id, what failed) for runs whose identities broke.
     pub failures: Vec<(u64, String)>,
-}
-
-/// Chunk c holds runs [c k, (c+1) k); shards take chunks round-robin.
-pub fn chunk_runs(plan: &Plan, chunk: u64) -> std::ops::Range<u64> {
-    let k = plan.manifest.chunk_runs as u64;
-    chunk * k..((chunk + 1) * k).min(plan.total)
-}
-
-pub fn chunk_count(plan: &Plan) -> u64 {
-    plan.total.div_ceil(plan.manifest.chunk_runs as u64)
 }
 
 pub fn execute(
     plan: &Plan,
     dir: &Path,
     opts: &Options,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Report, RunError> {
-    let layout = Layout::new(dir);
+    let target = Layout::new(dir);
     let tables = tables(plan.model(), &plan.manifest.tables);
-    let names: Vec<&str> = tables.iter().map(|t| t.name).collect();
-    layout.prepare(&plan.manifest.text, &names, opts.force)?;
+    let shard = opts.shard.unwrap_or(Shard { index: 0, count: 1 });
+    let work = target.prepare(&plan.manifest.text, opts.force, shard.count > 1)?;
+    work.remove_temporaries();
     let mut report = Report {
         chunks: chunk_count(plan),
+        replaced: work.is_staging(),
         ..Report::default()
     };
-    let runs_final = layout.table("runs");
-    if runs_final.exists() && !layout.parts().exists() {
-        report.already_complete = true;
-        report.runs_in_shard = plan.total;
-        report.failures = failures_in(&runs_final)?;
-        return Ok(report);
-    }
-    let shard = opts.shard.unwrap_or(Shard { index: 0, count: 1 });
     let mine: Vec<u64> = (0..report.chunks)
         .filter(|c| c % shard.count == shard.index)
         .collect();
-    let mut todo = Vec::new();
-    for &c in &mine {
-        report.runs_in_shard += chunk_runs(plan, c).count() as u64;
-        if part_done(&layout, plan, c) {
-            report.chunks_resumed += 1;
-            progress(chunk_runs(plan, c).count() as u64);
-        } else {
-            todo.push(c);
+    report.runs_in_shard = mine
+        .iter()
+        .map(|&c| chunk_runs(plan, c).count() as u64)
+        .sum();
+    if shard.count == 1 && is_complete(plan, &work, &tables)? {
+        report.already_complete = true;
+        report.chunks_done = report.chunks;
+        remove_parts(&work)?;
+        report.failures = failures_in(&work.table("runs"))?;
+        if work.is_staging() {
+            target.promote(&work, &table_names(&tables))?;
         }
+        return Ok(report);
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.unwrap_or(0))
@@ -168,63 +191,68 @@ pub fn execute(
             threads: opts.threads.unwrap_or(0),
             message: e.to_string(),
         })?;
-    let executed: Vec<Vec<(u64, String)>> = pool.install(|| {
-        todo.par_iter()
-            .map(|&c| run_chunk(plan, &layout, &tables, c, shard, progress))
-            .collect::<Result<_, _>>()
-    })?;
-    report.runs_executed = todo
-        .iter()
-        .map(|&c| chunk_runs(plan, c).count() as u64)
-        .sum();
-    if shard.count == 1 {
-        report.failures = assemble(plan, &layout, &tables)?;
-        report.assembled = true;
-    } else {
-        report.failures = executed.into_iter().flatten().collect();
+    // A second pass reruns chunks whose parts assembly found damaged.
+    for pass in 0..2 {
+        let mut todo = Vec::new();
+        for &c in &mine {
+            if chunk::done(&work, plan, c) {
+                if pass == 0 {
+                    report.chunks_resumed += 1;
+                    progress(Progress::Resumed(chunk_runs(plan, c).count() as u64));
+                }
+            } else {
+                todo.push(c);
+            }
+        }
+        let executed: Vec<Option<Vec<(u64, String)>>> = pool.install(|| {
+            todo.par_iter()
+                .map(|&c| chunk::run(plan, &work, &tables, c, shard, progress))
+                .collect::<Result<_, _>>()
+        })?;
+        for (&c, ran) in todo.iter().zip(&executed) {
+            if ran.is_some() {
+                report.runs_executed += chunk_runs(plan, c).count() as u64;
+            }
+        }
+        report.chunks_done = mine
+            .iter()
+            .filter(|&&c| chunk::done(&work, plan, c))
+            .count() as u64;
+        if executed.iter().any(Option::is_none) || interrupted() {
+            report.interrupted = true;
+            return Ok(report);
+        }
+        if shard.count > 1 {
+            report.failures = executed.into_iter().flatten().flatten().collect();
+            return Ok(report);
+        }
+        match assemble(plan, &work, &tables) {
+            Ok(failures) => {
+                report.failures = failures;
+                report.assembled = true;
+                break;
+            }
+            Err(Assembly::Damaged(chunks)) if pass == 0 => {
+                for &c in &chunks {
+                    chunk::remove(&work, &tables, c)?;
+                }
+                report.redone.extend(chunks);
+            }
+            Err(Assembly::Damaged(chunks)) => {
+                return Err(RunError::Incomplete {
+                    dir: work.dir.display().to_string(),
+                    message: format!("chunks {chunks:?} were damaged again after being run again"),
+                })
+            }
+            Err(Assembly::Failed(e)) => return Err(e),
+        }
+    }
+    if work.is_staging() {
+        target.promote(&work, &table_names(&tables))?;
     }
     Ok(report)
 }
 
-/// A chunk is done when its `runs` part exists and belongs to this manifest.
-fn part_done(layout: &Layout, plan: &Plan, chunk: u64) -> bool {
-    let path = layout.part("runs", chunk);
-    path.exists()
-        && parquet::metadata(&path)
-            .ok()
-            .and_then(|kv| FileMeta::from_kv(&kv).ok())
-            .is_some_and(|m| m.manifest_sha256 == plan.manifest.hash)
-}
-
-fn run_chunk(
-    plan: &Plan,
-    layout: &Layout,
-    tables: &[Table],
-    chunk: u64,
-    shard: Shard,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<Vec<(u64, String)>, RunError> {
-    let mut rows: Vec<Vec<Row>> = tables.iter().map(|_| Vec::new()).collect();
-    let mut failures = Vec::new();
-    for id in chunk_runs(plan, chunk) {
-        if let Some(v) = run_into(plan, tables, id, &mut rows) {
-            failures.push((id, v.to_string()));
-        }
-        progress(1);
-    }
-    // Detail parts first: the `runs` part, written last, marks the chunk done.
-    for (table, rows) in tables.iter().zip(rows) {
-        let path = layout.part(table.name, chunk);
-        let dir = path.parent().expect("parts live in a folder");
-        std::fs::create_dir_all(dir).map_err(|e| RunError::io(dir, e))?;
-        let meta = FileMeta {
-            chunk: Some(chunk),
-            shard: Some((shard.index, shard.count)),
-            ..metadata(plan, table.name)
-        };
-        let batch = parquet::batch(&table.columns, &rows);
-        parquet::write(&path, &table.columns, [batch], &meta.to_kv())
-            .map_err(|e| RunError::write(&path, e))?;
-    }
-    Ok(failures)
+fn table_names(tables: &[Table]) -> Vec<&str> {
+    tables.iter().map(|t| t.name).collect()
 }

@@ -178,5 +178,7 @@ pub fn metadata(plan: &Plan, table: &str) -> FileMeta {
         table: table.into(),
         chunk: None,
         shard: None,
+        digest: None,
+        rows: None,
     }
 }

@@ -1,25 +1,34 @@
 //! `verify`: does a results folder still say what its manifest and this
-//! build say it should? Checks every file's manifest hash and versions,
-//! every run's id, key and parameters, re-derives the accounting identities
-//! from the stored detail rows, and re-runs a sample of runs (or all),
-//! requiring identical discrete values and floats within 1e-12. Streams the
-//! tables in windows of runs, so memory does not grow with the folder.
-//! Stored rows are read by column name.
+//! build say it should? Every file's bytes against the seal; every value
+//! read back (every page decoded) and checked against its column's type,
+//! nullability and bounds; the content digest of every block of runs
+//! against the seal, and every run of a block that differs replayed to
+//! name the row and column; every run's id, key and parameters; the
+//! model's identities re-derived from the stored detail rows; and a sample
+//! of runs (or all) replayed, requiring identical discrete values and
+//! floats within 1e-12. Streams the tables block by block, so memory does
+//! not grow with the folder. Stored rows are read by column name.
 
 use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::path::Path;
 
+use super::chunk::chunk_count;
 use super::layout::Layout;
 use super::tables::{run_row, tables, Table};
 use super::RunError;
 use crate::grid::{run_key, Plan};
 use crate::model::{Column, Registry, Row, Stored};
 use crate::params::Value;
+use crate::store::digest::{combine, file_sha256, RowDigest};
+use crate::store::seal::{block_chunks, Seal};
 use crate::store::{parquet, FileMeta, StoreError};
 
+/// Runs checked together (in parallel), at least one block.
 const WINDOW: u64 = 2048;
 pub const FLOAT_TOLERANCE: f64 = 1e-12;
+/// Bounds problems listed per table before the rest are only counted.
+const MAX_LISTED: usize = 20;
 
 pub enum Replay {
     Sample(u64),
@@ -29,37 +38,38 @@ pub enum Replay {
 #[derive(Debug, Default)]
 pub struct VerifyReport {
     pub runs: u64,
+    /// Values read back and checked against their columns.
+    pub values: u64,
     /// Runs whose stored detail rows were re-checked by the model's audit.
     pub audited: u64,
     pub replayed: u64,
+    /// Whether the folder's tables carry detail rows at all.
+    pub details: bool,
     pub problems: Vec<String>,
 }
 
-/// One table's rows, run by run: each row with its run id and the values
+/// A stored row: its run id, its row number in the file, and the values
 /// of the asked columns (in the order asked).
+struct StoredRow {
+    id: u64,
+    row: u64,
+    values: Row,
+}
+
+/// One table's rows, run by run.
 struct RowStream {
     reader: parquet::Reader,
-    names: Vec<&'static str>,
-    buffer: VecDeque<(u64, Row)>,
+    columns: Vec<Column>,
+    buffer: VecDeque<StoredRow>,
+    next_row: u64,
+    /// The run id of the last row read, to check they never go back.
+    last_id: u64,
     path: String,
+    /// Rows whose run id is not a run of this file, or out of order.
+    problems: Vec<String>,
 }
 
 impl RowStream {
-    fn open(path: &Path, names: Vec<&'static str>) -> Result<(FileMeta, RowStream), RunError> {
-        let store = |e| RunError::corrupt(path, e);
-        let reader = parquet::open(path).map_err(store)?;
-        let meta = FileMeta::from_kv(&reader.metadata).map_err(|e| store(e.into()))?;
-        Ok((
-            meta,
-            RowStream {
-                reader,
-                names,
-                buffer: VecDeque::new(),
-                path: path.display().to_string(),
-            },
-        ))
-    }
-
     fn fill(&mut self) -> Result<bool, RunError> {
         let located = |e: StoreError| RunError::Corrupt {
             path: self.path.clone(),
@@ -69,10 +79,31 @@ impl RowStream {
             None => Ok(false),
             Some(b) => {
                 let b = b.map_err(located)?;
-                let ids = b.ints("run_id").map_err(located)?;
-                let rows = b.rows(&self.names).map_err(located)?;
-                self.buffer
-                    .extend(ids.into_iter().map(|i| i as u64).zip(rows));
+                let mut names = vec!["run_id"];
+                names.extend(self.columns.iter().map(|c| c.name));
+                for mut values in b.rows(&names).map_err(located)? {
+                    let id = values.remove(0);
+                    let row = self.next_row;
+                    self.next_row += 1;
+                    let id = match id {
+                        Value::Int(i) if i >= 0 => i as u64,
+                        other => {
+                            self.problems.push(format!(
+                                "{}, row {row}, column run_id: {other} is not a run id",
+                                self.path
+                            ));
+                            continue;
+                        }
+                    };
+                    if id < self.last_id {
+                        self.problems.push(format!(
+                            "{}, row {row}, column run_id: run {id} after run {}; rows are stored in run order",
+                            self.path, self.last_id
+                        ));
+                    }
+                    self.last_id = self.last_id.max(id);
+                    self.buffer.push_back(StoredRow { id, row, values });
+                }
                 Ok(true)
             }
         }
@@ -84,47 +115,71 @@ impl RowStream {
                 return Ok(None);
             }
         }
-        Ok(self.buffer.front().map(|(id, _)| *id))
+        Ok(self.buffer.front().map(|r| r.id))
     }
 
-    /// Takes rows while their run id is below `end`.
-    fn take_below(&mut self, end: u64) -> Result<Vec<(u64, Row)>, RunError> {
+    /// Takes rows while their run id is below `end`, in run order.
+    fn take_below(&mut self, end: u64) -> Result<Vec<StoredRow>, RunError> {
         let mut out = Vec::new();
         while self.peek_id()?.is_some_and(|id| id < end) {
             out.extend(self.buffer.pop_front());
+        }
+        // Rows out of order are reported; sorted (stably), the rest of the
+        // checks still see each run's rows together.
+        if out.windows(2).any(|w| w[0].id > w[1].id) {
+            out.sort_by_key(|r| r.id);
         }
         Ok(out)
     }
 }
 
-fn same(a: &Value, b: &Value) -> bool {
+/// Equal under the replay rule: discrete values identical, floats within
+/// the tolerance; `exact` compares floats bit for bit.
+fn same(a: &Value, b: &Value, exact: bool) -> bool {
     match (a, b) {
-        (Value::Float(x), Value::Float(y)) => x == y || (x - y).abs() <= FLOAT_TOLERANCE,
+        (Value::Float(x), Value::Float(y)) if exact => x.to_bits() == y.to_bits(),
+        (Value::Float(x), Value::Float(y)) => {
+            x == y || (x - y).abs() <= FLOAT_TOLERANCE || (x.is_nan() && y.is_nan())
+        }
         _ => a == b,
     }
 }
 
-/// The first cell where two row lists differ, as "table.column (row i)".
+/// The first cell where stored rows differ from a replay's, with the file
+/// row and column. With `exact`, a float within the tolerance of its
+/// replay counts too (the caller knows the stored rows were changed).
 fn first_difference(
-    table: &str,
+    file: &str,
     columns: &[Column],
-    stored: &[Row],
+    stored: &[&StoredRow],
     fresh: &[Row],
+    exact: bool,
 ) -> Option<String> {
     if stored.len() != fresh.len() {
+        let rows = match (stored.first(), stored.last()) {
+            (Some(a), Some(b)) => format!(" (rows {}..={}, column run_id)", a.row, b.row),
+            _ => String::new(),
+        };
         return Some(format!(
-            "{table}: {} rows stored, {} on replay",
+            "{file}: {} rows stored for the run{rows}, {} on replay",
             stored.len(),
             fresh.len()
         ));
     }
-    for (i, (s, f)) in stored.iter().zip(fresh).enumerate() {
-        for ((a, b), c) in s.iter().zip(f).zip(columns) {
-            if !same(a, b) {
-                return Some(format!(
-                    "{table}.{} (row {i}): stored {a}, replay gives {b}",
-                    c.name
-                ));
+    for pass_exact in [false, exact] {
+        for (s, f) in stored.iter().zip(fresh) {
+            for ((a, b), c) in s.values.iter().zip(f).zip(columns) {
+                if !same(a, b, pass_exact) {
+                    let note = if pass_exact && same(a, b, false) {
+                        " (within the replay tolerance, but not the value written)"
+                    } else {
+                        ""
+                    };
+                    return Some(format!(
+                        "{file}, row {}, column {}: stored {a}, replay gives {b}{note}",
+                        s.row, c.name
+                    ));
+                }
             }
         }
     }
@@ -136,61 +191,132 @@ fn value_columns(table: &Table) -> Vec<Column> {
     table.columns[1..].to_vec()
 }
 
+/// Opens a final table, checking its bytes against the seal, its schema
+/// and its metadata.
+fn open_table(
+    layout: &Layout,
+    plan: &Plan,
+    table: &Table,
+    seal: Option<&Seal>,
+    problems: &mut Vec<String>,
+) -> Result<RowStream, RunError> {
+    let path = layout.table(table.name);
+    let file = path.display().to_string();
+    if !path.exists() {
+        return Err(RunError::Incomplete {
+            dir: layout.dir.display().to_string(),
+            message: format!("{file} is missing; finish the run (or `witness merge`) first"),
+        });
+    }
+    if let Some(sealed) = seal.and_then(|s| s.table(table.name)) {
+        let (sha256, bytes) = file_sha256(&path).map_err(|e| RunError::io(&path, e))?;
+        if sha256 != sealed.sha256 || bytes != sealed.bytes {
+            problems.push(format!(
+                "{file}: its bytes are not the ones written ({bytes} bytes, SHA-256 {}…; the seal says {} bytes, {}…)",
+                &sha256[..12],
+                sealed.bytes,
+                &sealed.sha256[..12.min(sealed.sha256.len())]
+            ));
+        }
+    }
+    let reader = parquet::open(&path).map_err(|e| RunError::corrupt(&path, e))?;
+    let expected = parquet::column_types(&table.columns);
+    if reader.columns != expected {
+        let first = expected.iter().zip(&reader.columns).find(|(e, a)| e != a);
+        let detail = match first {
+            Some((e, a)) => format!("column {} is {}, expected {} {}", a.0, a.1, e.0, e.1),
+            None => format!(
+                "{} columns, expected {}",
+                reader.columns.len(),
+                expected.len()
+            ),
+        };
+        return Err(RunError::corrupt(
+            &path,
+            StoreError::Format(format!(
+                "not the schema witness writes ({detail}); was it rewritten by another tool?"
+            )),
+        ));
+    }
+    match FileMeta::from_kv(&reader.metadata) {
+        Err(e) => problems.push(format!(
+            "{file}: {e}; its metadata is not what witness writes (was it rewritten by another tool?)"
+        )),
+        Ok(meta) => {
+            if meta.manifest_sha256 != plan.manifest.hash {
+                problems.push(format!(
+                    "{file}: manifest hash {} does not match manifest.toml ({})",
+                    meta.manifest_sha256, plan.manifest.hash
+                ));
+            }
+            if meta.engine_version != plan.model().version() {
+                problems.push(format!(
+                    "{file}: written by {}, this build runs {}",
+                    meta.engine_version,
+                    plan.model().version()
+                ));
+            }
+        }
+    }
+    Ok(RowStream {
+        reader,
+        columns: value_columns(table),
+        buffer: VecDeque::new(),
+        next_row: 0,
+        last_id: 0,
+        path: file,
+        problems: Vec::new(),
+    })
+}
+
 pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyReport, RunError> {
     let layout = Layout::new(dir);
     let plan = layout.read_plan(registry)?;
-    let model = plan.model();
-    let tables = tables(model, &plan.manifest.tables);
-    let mut report = VerifyReport::default();
-    let mut streams = Vec::new();
-    for table in &tables {
-        let path = layout.table(table.name);
-        if !path.exists() {
+    let tables = tables(plan.model(), &plan.manifest.tables);
+    let mut report = VerifyReport {
+        details: tables.len() > 1,
+        ..VerifyReport::default()
+    };
+    let seal = Seal::read(dir).map_err(|e| RunError::corrupt(&layout.seal(), e))?;
+    match &seal {
+        None if layout.parts().exists() => {
             return Err(RunError::Incomplete {
                 dir: dir.display().to_string(),
-                message: format!(
-                    "{} is missing; finish the run (or `witness merge`) first",
-                    path.display()
-                ),
-            });
+                message: "the run is not finished (parts are waiting to be assembled); rerun `witness run`, \
+                          or `witness merge` the shards"
+                    .into(),
+            })
         }
-        let found = parquet::open(&path)
-            .map_err(|e| RunError::corrupt(&path, e))?
-            .columns;
-        let expected = parquet::column_types(&table.columns);
-        if found != expected {
-            let first = expected.iter().zip(&found).find(|(e, a)| e != a);
-            let detail = match first {
-                Some((e, a)) => format!("column {} is {}, expected {} {}", a.0, a.1, e.0, e.1),
-                None => format!("{} columns, expected {}", found.len(), expected.len()),
-            };
-            return Err(RunError::corrupt(
-                &path,
-                StoreError::Format(format!(
-                    "not the schema witness writes ({detail}); was it rewritten by another tool?"
-                )),
-            ));
-        }
-        let names = value_columns(table).iter().map(|c| c.name).collect();
-        let (meta, stream) = RowStream::open(&path, names)?;
-        if meta.manifest_sha256 != plan.manifest.hash {
+        None => report.problems.push(format!(
+            "{}: missing, so nothing records what was written; run the manifest again into this folder \
+             (`witness run`) to rebuild the results and their seal",
+            layout.seal().display()
+        )),
+        Some(s) if s.manifest_sha256 != plan.manifest.hash || s.runs != plan.total => {
             report.problems.push(format!(
-                "{}: manifest hash {} does not match manifest.toml ({})",
-                path.display(),
-                meta.manifest_sha256,
-                plan.manifest.hash
-            ));
+                "{}: sealed for manifest {}… with {} runs, but manifest.toml is {}… with {}",
+                layout.seal().display(),
+                &s.manifest_sha256[..12.min(s.manifest_sha256.len())],
+                s.runs,
+                &plan.manifest.hash[..12],
+                plan.total
+            ))
         }
-        if meta.engine_version != model.version() {
-            report.problems.push(format!(
-                "{}: written by {}, this build runs {}",
-                path.display(),
-                meta.engine_version,
-                model.version()
-            ));
-        }
-        streams.push(stream);
+        Some(_) => {}
     }
+    let mut streams = Vec::new();
+    for table in &tables {
+        streams.push(open_table(
+            &layout,
+            &plan,
+            table,
+            seal.as_ref(),
+            &mut report.problems,
+        )?);
+    }
+    let chunk = plan.manifest.chunk_runs as u64;
+    let block_runs = block_chunks(chunk_count(&plan)) * chunk;
+    let window = block_runs * (WINDOW / block_runs).max(1);
     let sampled = |id: u64| match replay {
         Replay::All => true,
         Replay::Sample(0) => false,
@@ -205,77 +331,152 @@ pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyR
             i < n && i * total / n == id
         }
     };
-    let runs_at = tables.len() - 1;
+    let mut listed = vec![0usize; tables.len()];
     let mut start = 0;
     while start < plan.total {
-        let end = (start + WINDOW).min(plan.total);
-        let rows: Vec<Vec<(u64, Row)>> = streams
+        let end = (start + window).min(plan.total);
+        let rows: Vec<Vec<StoredRow>> = streams
             .iter_mut()
             .map(|s| s.take_below(end))
             .collect::<Result<_, _>>()?;
+        // Values against their columns.
+        for (t, (table, rows)) in tables.iter().zip(&rows).enumerate() {
+            let columns = value_columns(table);
+            for r in rows {
+                report.values += r.values.len() as u64;
+                for (v, c) in r.values.iter().zip(&columns) {
+                    if let Some(why) = c.refuses(v) {
+                        listed[t] += 1;
+                        if listed[t] <= MAX_LISTED {
+                            report.problems.push(format!(
+                                "{}, row {}, column {} (run {}): {why}",
+                                streams[t].path, r.row, c.name, r.id
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        // Block digests against the seal; the runs of a block that differs
+        // are all replayed, to find the row.
+        let mut suspect = vec![false; (end - start) as usize];
+        if let Some(seal) = &seal {
+            for (t, (table, rows)) in tables.iter().zip(&rows).enumerate() {
+                let Some(sealed) = seal.table(table.name) else {
+                    continue;
+                };
+                let first = start / chunk;
+                let mut digests: Vec<RowDigest> = (first..end.div_ceil(chunk))
+                    .map(|_| RowDigest::new())
+                    .collect();
+                for r in rows {
+                    digests[(r.id / chunk - first) as usize]
+                        .add_row_after(&Value::Int(r.id as i64), &r.values);
+                }
+                let digests: Vec<String> = digests.into_iter().map(RowDigest::finish).collect();
+                let per_block = (block_runs / chunk) as usize;
+                for (k, block) in digests.chunks(per_block).enumerate() {
+                    let b = start + k as u64 * block_runs;
+                    let block_end = (b + block_runs).min(plan.total);
+                    let got = combine(block.iter().map(String::as_str));
+                    if sealed.blocks.get((b / block_runs) as usize) != Some(&got) {
+                        report.problems.push(format!(
+                            "{}: the rows of runs {b}..{block_end} are not the ones written (their digest differs from the seal)",
+                            streams[t].path
+                        ));
+                        for id in b..block_end {
+                            suspect[(id - start) as usize] = true;
+                        }
+                    }
+                }
+            }
+        }
+        let paths = streams_paths(&streams);
         let checked: Vec<(bool, bool, Vec<String>)> = (start..end)
             .into_par_iter()
-            .map(|id| check_run(&plan, &tables, &rows, id, sampled(id)))
+            .map(|id| {
+                let suspect = suspect[(id - start) as usize];
+                let replay = (sampled(id) || suspect).then_some(suspect);
+                check_run(&plan, &tables, &paths, &rows, id, replay)
+            })
             .collect();
         for (audited, replayed, p) in checked {
             report.audited += u64::from(audited);
             report.replayed += u64::from(replayed);
             report.problems.extend(p);
         }
-        report.runs += rows[runs_at].len() as u64;
+        report.runs += rows[tables.len() - 1].len() as u64;
+        for s in &mut streams {
+            report.problems.append(&mut s.problems);
+        }
         start = end;
     }
-    if let Some(extra) = streams[runs_at].peek_id()? {
+    for (t, n) in listed.iter().enumerate().filter(|(_, n)| **n > MAX_LISTED) {
         report.problems.push(format!(
-            "runs.parquet: holds run {extra} beyond the manifest's {} runs",
-            plan.total
+            "{}: {} more values outside their columns' declarations",
+            streams[t].path,
+            n - MAX_LISTED
         ));
+    }
+    for s in &mut streams {
+        if s.peek_id()?.is_some() {
+            let r = s.buffer.front().expect("peeked");
+            report.problems.push(format!(
+                "{}, row {}, column run_id: run {}, beyond the manifest's {} runs",
+                s.path, r.row, r.id, plan.total
+            ));
+        }
+        report.problems.append(&mut s.problems);
     }
     Ok(report)
 }
 
-/// A run's rows of one table (sorted by run id), without the run id.
-fn rows_of(rows: &[(u64, Row)], id: u64) -> Vec<Row> {
-    let lo = rows.partition_point(|(i, _)| *i < id);
-    rows[lo..]
-        .iter()
-        .take_while(|(i, _)| *i == id)
-        .map(|(_, r)| r.clone())
-        .collect()
+fn streams_paths(streams: &[RowStream]) -> Vec<String> {
+    streams.iter().map(|s| s.path.clone()).collect()
+}
+
+/// A run's rows of one table (sorted by run id).
+fn rows_of(rows: &[StoredRow], id: u64) -> Vec<&StoredRow> {
+    let lo = rows.partition_point(|r| r.id < id);
+    rows[lo..].iter().take_while(|r| r.id == id).collect()
 }
 
 /// (audited, replayed, problems) of one run.
 fn check_run(
     plan: &Plan,
     tables: &[Table],
-    rows: &[Vec<(u64, Row)>],
+    files: &[String],
+    rows: &[Vec<StoredRow>],
     id: u64,
-    replay: bool,
+    replay: Option<bool>,
 ) -> (bool, bool, Vec<String>) {
     let model = plan.model();
     let spec = plan.run(id);
     let (details, runs_table) = tables.split_at(tables.len() - 1);
     let runs_table = &runs_table[0];
+    let runs_file = &files[details.len()];
     let who = format!("run {id} ({})", plan.arm_name(spec.arm));
     let mut problems = Vec::new();
     let stored = match rows_of(&rows[details.len()], id).as_slice() {
-        [one] => one.clone(),
+        [one] => *one,
         [] => {
             return (
                 false,
                 false,
-                vec![format!("{who}: missing from runs.parquet")],
+                vec![format!("{who}: missing from {runs_file}")],
             )
         }
         more => {
+            let at: Vec<String> = more.iter().map(|r| r.row.to_string()).collect();
             return (
                 false,
                 false,
                 vec![format!(
-                    "{who}: stored {} times in runs.parquet",
-                    more.len()
+                    "{who}: stored {} times in {runs_file} (rows {}, column run_id)",
+                    more.len(),
+                    at.join(", ")
                 )],
-            )
+            );
         }
     };
     // The runs row as stored, by column name.
@@ -284,20 +485,22 @@ fn check_run(
         columns
             .iter()
             .position(|c| c.name == name)
-            .map(|k| &stored[k])
+            .map(|k| &stored.values[k])
             .expect("a column of runs.parquet")
     };
     let key = run_key(model.name(), &spec.params);
     if *named("run_key") != Value::Str(key.clone()) {
         problems.push(format!(
-            "{who}: run_key {} stored, the manifest gives {key}",
+            "{who}: {runs_file}, row {}, column run_key: stored {}, the manifest gives {key}",
+            stored.row,
             named("run_key")
         ));
     }
     for (name, v) in &spec.params.values {
-        if !same(named(name), v) {
+        if !same(named(name), v, false) {
             problems.push(format!(
-                "{who}: parameter {name} stored as {}, the manifest gives {v}",
+                "{who}: {runs_file}, row {}, column {name}: stored {}, the manifest gives {v}",
+                stored.row,
                 named(name)
             ));
         }
@@ -308,9 +511,14 @@ fn check_run(
             named("failure")
         ));
     }
-    let stored_details: Vec<Vec<Row>> = (0..details.len()).map(|t| rows_of(&rows[t], id)).collect();
+    let stored_details: Vec<Vec<&StoredRow>> =
+        (0..details.len()).map(|t| rows_of(&rows[t], id)).collect();
+    let owned: Vec<Vec<Row>> = stored_details
+        .iter()
+        .map(|rs| rs.iter().map(|r| r.values.clone()).collect())
+        .collect();
     let mut by_model_table: Vec<Option<&[Row]>> = vec![None; model.tables().len()];
-    for (table, r) in details.iter().zip(&stored_details) {
+    for (table, r) in details.iter().zip(&owned) {
         by_model_table[table.model_table.expect("a detail table")] = Some(r);
     }
     let audit = model.audit(
@@ -326,19 +534,19 @@ fn check_run(
         Err(e) => problems.push(format!("{who}: {e}")),
     }
     let audited = !details.is_empty();
-    if replay {
+    if let Some(exact) = replay {
         match model.run(&spec.params, &plan.manifest.tables) {
             Err(e) => problems.push(format!("{who}: cannot replay: {e}")),
             Ok(out) => {
                 let fresh = run_row(plan, &spec, &out)[1..].to_vec();
-                if let Some(d) = first_difference("runs", &columns, &[stored], &[fresh]) {
+                if let Some(d) = first_difference(runs_file, &columns, &[stored], &[fresh], exact) {
                     problems.push(format!("{who}: {d}"));
                 }
-                for (table, stored_rows) in details.iter().zip(&stored_details) {
+                for ((table, stored_rows), file) in details.iter().zip(&stored_details).zip(files) {
                     let k = table.model_table.expect("a detail table");
                     let cols = value_columns(table);
                     if let Some(d) =
-                        first_difference(table.name, &cols, stored_rows, &out.tables[k])
+                        first_difference(file, &cols, stored_rows, &out.tables[k], exact)
                     {
                         problems.push(format!("{who}: {d}"));
                     }
@@ -346,5 +554,5 @@ fn check_run(
             }
         }
     }
-    (audited, replay, problems)
+    (audited, replay.is_some(), problems)
 }

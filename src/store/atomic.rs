@@ -6,6 +6,15 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+/// Whether a file name is one of `write`'s temporaries (`.NAME.tmpPID`),
+/// which a killed process can leave behind.
+pub fn is_temporary(name: &str) -> bool {
+    name.starts_with('.')
+        && name
+            .rsplit_once(".tmp")
+            .is_some_and(|(_, pid)| !pid.is_empty() && pid.chars().all(|c| c.is_ascii_digit()))
+}
+
 fn temp_path(path: &Path) -> PathBuf {
     let name = path
         .file_name()
@@ -25,6 +34,7 @@ pub fn write_with(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -
         let mut f = File::create(&tmp)?;
         fill(&mut f)?;
         f.sync_all()?;
+        crate::crash::point("temporary file written");
         fs::rename(&tmp, path)?;
         sync_dir(path)
     })();
@@ -32,6 +42,39 @@ pub fn write_with(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Writes a set of files so that either all of them replace their old
+/// versions or none does: every file is written to a temporary sibling and
+/// synced first, and only then are they renamed into place, in order (put
+/// a file that says the set is whole last). A failure while writing, such
+/// as a full disk, leaves the old set as it was.
+pub fn write_all(files: &[(PathBuf, Vec<u8>)]) -> io::Result<()> {
+    let mut staged: Vec<(PathBuf, &Path)> = Vec::new();
+    let result = (|| {
+        for (path, bytes) in files {
+            let tmp = temp_path(path);
+            staged.push((tmp.clone(), path));
+            let mut f = File::create(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        for (tmp, _) in &staged {
+            let _ = fs::remove_file(tmp);
+        }
+        return Err(e);
+    }
+    for (tmp, path) in &staged {
+        fs::rename(tmp, path)?;
+        crate::crash::point("file of a set renamed");
+    }
+    match files.first() {
+        Some((p, _)) => sync_dir(p),
+        None => Ok(()),
+    }
 }
 
 fn sync_dir(path: &Path) -> io::Result<()> {

@@ -13,6 +13,8 @@ const RUNS: &str = "witness.runs_total";
 const TABLE: &str = "witness.table";
 const CHUNK: &str = "witness.chunk";
 const SHARD: &str = "witness.shard";
+const DIGEST: &str = "witness.digest";
+const ROWS: &str = "witness.rows";
 
 /// Metadata that is missing a key or holds a malformed value.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -32,6 +34,9 @@ pub struct FileMeta {
     /// For a part: the chunk it holds and the shard (index, count) that wrote it.
     pub chunk: Option<u64>,
     pub shard: Option<(u64, u64)>,
+    /// For a part: the content digest of its rows, and how many there are.
+    pub digest: Option<String>,
+    pub rows: Option<u64>,
 }
 
 impl FileMeta {
@@ -50,6 +55,12 @@ impl FileMeta {
         }
         if let Some((k, n)) = self.shard {
             kv.push((SHARD.to_string(), format!("{k}/{n}")));
+        }
+        if let Some(d) = &self.digest {
+            kv.push((DIGEST.to_string(), d.clone()));
+        }
+        if let Some(r) = self.rows {
+            kv.push((ROWS.to_string(), r.to_string()));
         }
         kv
     }
@@ -85,6 +96,8 @@ impl FileMeta {
             table: need(TABLE)?,
             chunk: get(CHUNK).map(|v| number(CHUNK, v)).transpose()?,
             shard,
+            digest: get(DIGEST).map(str::to_string),
+            rows: get(ROWS).map(|v| number(ROWS, v)).transpose()?,
         })
     }
 }
@@ -105,6 +118,8 @@ mod tests {
             table: "runs".into(),
             chunk: Some(3),
             shard: Some((1, 4)),
+            digest: Some("0123456789abcdef".into()),
+            rows: Some(7),
         };
         assert_eq!(FileMeta::from_kv(&m.to_kv()), Ok(m.clone()));
         let mut kv = m.to_kv();

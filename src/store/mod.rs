@@ -5,9 +5,11 @@
 
 pub mod atomic;
 pub mod charts;
+pub mod digest;
 pub mod input;
 pub mod meta;
 pub mod parquet;
+pub mod seal;
 pub mod table;
 
 pub use meta::FileMeta;

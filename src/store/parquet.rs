@@ -23,6 +23,37 @@ use super::StoreError;
 use crate::model::{ColType, Column, Row};
 use crate::params::Value;
 
+thread_local! {
+    static DECODING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, turning a panic of the Parquet decoder (which some damaged
+/// pages provoke) into an error: a damaged file is a finding, not a crash.
+fn guarded<T>(f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !DECODING.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    DECODING.with(|d| d.set(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    DECODING.with(|d| d.set(false));
+    result.unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "no message".into());
+        Err(StoreError::Format(format!(
+            "the file's data cannot be decoded ({why}); it is damaged"
+        )))
+    })
+}
+
 /// Rows per row group. The writer holds one row group in memory, so this
 /// bounds memory on large grids; 16k rows stay large enough to scan fast.
 pub const ROW_GROUP_ROWS: usize = 16 * 1024;
@@ -140,12 +171,74 @@ fn cell(a: &dyn Array, i: usize) -> Result<Value, StoreError> {
             StoreError::Format(format!("a list column holds {}", inner.data_type()))
         })?;
         Value::List(ints.values().to_vec())
+    } else if let Some(v) = other_cell(a, i) {
+        v?
     } else {
         return Err(StoreError::Format(format!(
-            "a column of type {}; witness writes and reads int64, double, bool, string and list<int64>",
+            "a column of type {}; witness reads integers, floats, bools, strings (also large, \
+             view and dictionary-encoded) and lists of int64",
             a.data_type()
         )));
     })
+}
+
+/// Cells of the types other programs write (pandas, pyarrow, polars):
+/// narrower integers and floats, large, view and dictionary strings.
+fn other_cell(a: &dyn Array, i: usize) -> Option<Result<Value, StoreError>> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{
+        Float32Type, Int16Type, Int32Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+    };
+    let int = |v: i64| Some(Ok(Value::Int(v)));
+    match a.data_type() {
+        DataType::Int32 => int(i64::from(a.as_primitive::<Int32Type>().value(i))),
+        DataType::Int16 => int(i64::from(a.as_primitive::<Int16Type>().value(i))),
+        DataType::Int8 => int(i64::from(a.as_primitive::<Int8Type>().value(i))),
+        DataType::UInt32 => int(i64::from(a.as_primitive::<UInt32Type>().value(i))),
+        DataType::UInt16 => int(i64::from(a.as_primitive::<UInt16Type>().value(i))),
+        DataType::UInt8 => int(i64::from(a.as_primitive::<UInt8Type>().value(i))),
+        DataType::UInt64 => Some(
+            i64::try_from(a.as_primitive::<UInt64Type>().value(i))
+                .map(Value::Int)
+                .map_err(|_| StoreError::Format("a uint64 value past int64".into())),
+        ),
+        DataType::Float32 => Some(Ok(Value::Float(f64::from(
+            a.as_primitive::<Float32Type>().value(i),
+        )))),
+        DataType::LargeUtf8 => Some(Ok(Value::Str(a.as_string::<i64>().value(i).to_string()))),
+        DataType::Utf8View => Some(Ok(Value::Str(a.as_string_view().value(i).to_string()))),
+        DataType::Dictionary(_, _) => {
+            let d = a.as_any_dictionary();
+            let key = d.normalized_keys()[i];
+            Some(cell(d.values().as_ref(), key))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `cell` reads a column of this type.
+fn readable(t: &DataType) -> bool {
+    match t {
+        DataType::List(f) => f.data_type() == &DataType::Int64,
+        DataType::Dictionary(_, v) => readable(v),
+        t => matches!(
+            t,
+            DataType::Int64
+                | DataType::Float64
+                | DataType::Boolean
+                | DataType::Utf8
+                | DataType::Int32
+                | DataType::Int16
+                | DataType::Int8
+                | DataType::UInt64
+                | DataType::UInt32
+                | DataType::UInt16
+                | DataType::UInt8
+                | DataType::Float32
+                | DataType::LargeUtf8
+                | DataType::Utf8View
+        ),
+    }
 }
 
 impl Batch {
@@ -234,6 +327,19 @@ pub fn write(
     }
 }
 
+/// A table as the bytes of a Parquet file, for writing with others.
+pub fn to_bytes(
+    columns: &[Column],
+    rows: &[Row],
+    kv: &[(String, String)],
+) -> Result<Vec<u8>, StoreError> {
+    let mut out = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut out, arrow_schema(columns), Some(properties(kv)))?;
+    w.write(&batch(columns, rows)?.0)?;
+    w.close()?;
+    Ok(out)
+}
+
 /// A Parquet file opened for reading: its metadata, its columns and a
 /// stream of its batches.
 pub struct Reader {
@@ -246,9 +352,11 @@ pub struct Reader {
 impl Iterator for Reader {
     type Item = Result<Batch, StoreError>;
     fn next(&mut self) -> Option<Self::Item> {
-        self.batches
-            .next()
-            .map(|b| b.map(Batch).map_err(StoreError::from))
+        let batches = &mut self.batches;
+        match guarded(|| Ok(batches.next())) {
+            Ok(b) => b.map(|b| b.map(Batch).map_err(StoreError::from)),
+            Err(e) => Some(Err(e)),
+        }
     }
 }
 
@@ -265,13 +373,17 @@ fn metadata_of(b: &ParquetRecordBatchReaderBuilder<File>) -> Metadata {
 }
 
 pub fn open(path: &Path) -> Result<Reader, StoreError> {
+    guarded(|| open_unguarded(path))
+}
+
+fn open_unguarded(path: &Path) -> Result<Reader, StoreError> {
     let b = ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
     let metadata = metadata_of(&b);
     let columns = b
         .schema()
         .fields()
         .iter()
-        .map(|f| (f.name().clone(), f.data_type().to_string()))
+        .map(|f| (f.name().clone(), type_label(f.data_type())))
         .collect();
     Ok(Reader {
         metadata,
@@ -284,14 +396,35 @@ pub fn open(path: &Path) -> Result<Reader, StoreError> {
 pub fn column_types(columns: &[Column]) -> Vec<(String, String)> {
     columns
         .iter()
-        .map(|c| (c.name.to_string(), data_type(c.ty).to_string()))
+        .map(|c| (c.name.to_string(), type_label(&data_type(c.ty))))
         .collect()
+}
+
+/// A column type as witness names it: what matters for reading its values
+/// (a list's item field may be named `item` or `element`).
+fn type_label(t: &DataType) -> String {
+    match t {
+        DataType::List(f) => format!("list<{}>", type_label(f.data_type())),
+        DataType::Int64 => "int64".into(),
+        DataType::Float64 => "double".into(),
+        DataType::Boolean => "bool".into(),
+        DataType::Utf8 => "string".into(),
+        other => other.to_string(),
+    }
 }
 
 /// Calls `f` with each row's values of the named columns (in the order
 /// asked), reading only those columns, one batch at a time. An unknown name
 /// is an error listing the columns there are.
 pub fn scan_columns(
+    path: &Path,
+    names: &[&str],
+    f: impl FnMut(&[Value]),
+) -> Result<(), StoreError> {
+    guarded(|| scan_unguarded(path, names, f))
+}
+
+fn scan_unguarded(
     path: &Path,
     names: &[&str],
     mut f: impl FnMut(&[Value]),
@@ -305,11 +438,7 @@ pub fn scan_columns(
             StoreError::Format(format!("no column `{n}`; columns: {}", all.join(", ")))
         })?;
         let ty = schema.field(i).data_type();
-        let readable = matches!(
-            ty,
-            DataType::Int64 | DataType::Float64 | DataType::Boolean | DataType::Utf8
-        ) || matches!(ty, DataType::List(f) if f.data_type() == &DataType::Int64);
-        if !readable {
+        if !readable(ty) {
             return Err(StoreError::Format(format!(
                 "column `{n}` has type {ty}; witness writes and reads int64, double, bool, string and list<int64>"
             )));
@@ -355,7 +484,7 @@ pub fn read_columns(path: &Path, names: &[&str]) -> Result<Vec<Vec<Value>>, Stor
 
 /// The column names of a file, in order.
 pub fn column_names(path: &Path) -> Result<Vec<String>, StoreError> {
-    let b = ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
+    let b = guarded(|| Ok(ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?))?;
     Ok(b.schema()
         .fields()
         .iter()
@@ -365,6 +494,9 @@ pub fn column_names(path: &Path) -> Result<Vec<String>, StoreError> {
 
 /// A file's metadata, without reading its rows.
 pub fn metadata(path: &Path) -> Result<Metadata, StoreError> {
-    let b = ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
-    Ok(metadata_of(&b))
+    guarded(|| {
+        Ok(metadata_of(&ParquetRecordBatchReaderBuilder::try_new(
+            File::open(path)?,
+        )?))
+    })
 }

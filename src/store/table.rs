@@ -81,15 +81,16 @@ impl TableData {
         format: Format,
         kv: &[(String, String)],
     ) -> Result<(), StoreError> {
+        Ok(atomic::write(path, &self.bytes(format, kv)?)?)
+    }
+
+    /// The table's file in `format`, in memory.
+    pub fn bytes(&self, format: Format, kv: &[(String, String)]) -> Result<Vec<u8>, StoreError> {
         match format {
-            Format::Parquet => parquet::write(
-                path,
-                &self.columns,
-                [parquet::batch(&self.columns, &self.rows)],
-                kv,
-            ),
-            Format::Csv => Ok(atomic::write(path, &self.csv()?)?),
-            Format::Json => write_json(path, &self.json_rows()),
+            Format::Parquet => parquet::to_bytes(&self.columns, &self.rows, kv),
+            Format::Csv => self.csv(),
+            Format::Json => serde_json::to_vec_pretty(&self.json_rows())
+                .map_err(|e| StoreError::Format(e.to_string())),
         }
     }
 }

@@ -175,7 +175,8 @@ pub struct Relation {
     pub to: String,
     pub kind: RelationKind,
     pub strength: f64,
-    pub actor: usize,
+    /// Who made it: required for supersedes and corrects, optional otherwise.
+    pub actor: Option<usize>,
     pub day: i64,
 }
 
@@ -220,6 +221,32 @@ pub struct Evidence {
     /// Source id -> family, derivatives already collapsed to their origin's.
     pub families: HashMap<String, String>,
     pub ratings: Vec<Rating>,
+}
+
+impl Evidence {
+    /// Whether `target` has ratings of `dimension`, or what it has instead.
+    pub fn check_rated(&self, target: &str, dimension: &str) -> Result<(), String> {
+        let of_target: Vec<&Rating> = self.ratings.iter().filter(|r| r.target == target).collect();
+        if of_target.is_empty() {
+            let mut targets: Vec<&str> = self.ratings.iter().map(|r| r.target.as_str()).collect();
+            targets.sort_unstable();
+            targets.dedup();
+            return Err(format!(
+                "--target {target}: no rating of it; rated targets: {}",
+                targets.join(", ")
+            ));
+        }
+        if !of_target.iter().any(|r| r.dimension == dimension) {
+            let mut dims: Vec<&str> = of_target.iter().map(|r| r.dimension.as_str()).collect();
+            dims.sort_unstable();
+            dims.dedup();
+            return Err(format!(
+                "--dimension {dimension}: {target} has no rating of it; its dimensions: {}",
+                dims.join(", ")
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// A context that is not facets `key=value` joined by `;`.

@@ -23,6 +23,10 @@ pub struct InputError {
     pub problem: String,
 }
 
+/// Day numbers are within this of day 0 (about 2.7 million years), so
+/// differences between days never overflow.
+pub const MAX_DAY: i64 = 1_000_000_000;
+
 /// Columns of each table; every one must be present (cells may be empty
 /// where the column is optional).
 pub const ACTORS: &[&str] = &["id", "kind", "controller", "verification", "created"];
@@ -94,7 +98,20 @@ impl<'a> Cells<'a> {
     pub fn int(&self, field: &str) -> Result<i64, InputError> {
         self.required(field)?
             .parse()
-            .map_err(|_| self.fail(field, "not an integer (a day number)"))
+            .map_err(|_| self.fail(field, "not an integer"))
+    }
+
+    /// A day number, within `MAX_DAY` of day 0.
+    pub fn day(&self, field: &str) -> Result<i64, InputError> {
+        let allowed = || format!("allowed: a day number in -{MAX_DAY} ..= {MAX_DAY}");
+        let d = self
+            .required(field)?
+            .parse::<i64>()
+            .map_err(|_| self.fail(field, allowed()))?;
+        if d.abs() > MAX_DAY {
+            return Err(self.fail(field, allowed()));
+        }
+        Ok(d)
     }
 
     pub fn flag(&self, field: &str) -> Result<bool, InputError> {

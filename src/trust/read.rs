@@ -37,7 +37,7 @@ impl Evidence {
             ev.read_relations(relations, implicit)?;
         }
         if let Some(ratings) = &t.ratings {
-            ev.read_ratings(ratings, implicit)?;
+            ev.read_ratings(ratings)?;
         }
         Ok(ev)
     }
@@ -70,7 +70,7 @@ impl Evidence {
                 id: id.to_string(),
                 kind,
                 verification: c.word::<Verification>("verification")?,
-                created: c.int("created")?,
+                created: c.day("created")?,
                 root: self.actors.len(),
             });
         }
@@ -88,8 +88,9 @@ impl Evidence {
                         ),
                     ));
                 };
+                let cycle = path.iter().any(|p| p == next);
                 path.push(next.to_string());
-                if path.len() > self.actors.len() + 1 {
+                if cycle {
                     return Err(c.fail(
                         "controller",
                         format!("controller cycle: {}", path.join(" -> ")),
@@ -240,7 +241,7 @@ impl Evidence {
                 real_world: c.flag("real_world")?,
                 confidence: c.number("confidence", 0.0, 1.0)?,
                 references_usage: c.flag("references_usage")?,
-                day: c.int("day")?,
+                day: c.day("day")?,
                 active: c.word::<SignalStatus>("status")? == SignalStatus::Active,
             };
             self.signals.push(signal);
@@ -255,13 +256,26 @@ impl Evidence {
         let mut order: Vec<String> = Vec::new();
         for (row, c) in rows.iter().enumerate() {
             let kind = c.word::<RelationKind>("kind")?;
+            // Only a supersession or correction is someone's act (its
+            // author decides whether it counts); stances and derivations
+            // are between sources.
+            let needs_actor = matches!(kind, RelationKind::Supersedes | RelationKind::Corrects);
+            let actor =
+                match c.optional("actor") {
+                    Some(_) => Some(self.actor(c, "actor")?),
+                    None if needs_actor => return Err(c.fail(
+                        "actor",
+                        "missing; a supersedes or corrects relation needs the actor who made it",
+                    )),
+                    None => None,
+                };
             let r = Relation {
                 from: c.required("from")?.to_string(),
                 to: c.required("to")?.to_string(),
                 kind,
                 strength: c.number("strength", 0.0, 1.0)?.unwrap_or(0.7),
-                actor: self.actor(c, "actor")?,
-                day: c.int("day")?,
+                actor,
+                day: c.day("day")?,
             };
             match kind {
                 RelationKind::Supports | RelationKind::Contradicts => {
@@ -310,13 +324,11 @@ impl Evidence {
         Ok(())
     }
 
-    fn read_ratings(&mut self, t: &RawTable, implicit: bool) -> Result<(), InputError> {
+    /// Ratings rate anything (a revision, an item, an actor, a tool): a
+    /// rating target is never made a claim.
+    fn read_ratings(&mut self, t: &RawTable) -> Result<(), InputError> {
         for c in t.cells(input::RATINGS)? {
             let target = c.required("target")?.to_string();
-            if !self.revision_index.contains_key(&target) && !self.item_index.contains_key(&target)
-            {
-                self.claim(&c, "target", implicit)?;
-            }
             let score = c.number("score", 0.0, 100.0)?;
             self.ratings.push(Rating {
                 actor: self.actor(&c, "actor")?,
@@ -327,7 +339,7 @@ impl Evidence {
                 score: score.ok_or_else(|| c.fail("score", "missing; a score in 0 ..= 100"))?,
                 confidence: c.number("confidence", 0.0, 1.0)?.unwrap_or(1.0),
                 references_usage: c.flag("references_usage")?,
-                day: c.int("day")?,
+                day: c.day("day")?,
             });
         }
         Ok(())

@@ -397,7 +397,9 @@ fn apply_supersedes(ev: &Evidence, cx: &Context, scores: &mut [Score]) {
         .filter(|r| r.kind == RelationKind::Supersedes && r.day <= cx.today)
     {
         let Some(to) = find(&r.to) else { continue };
-        let by_author = ev.author_root(&r.to) == Some(ev.actors[r.actor].root);
+        let by_author = r
+            .actor
+            .is_some_and(|a| ev.author_root(&r.to) == Some(ev.actors[a].root));
         let from_high = find(&r.from).is_some_and(|f| scores[f].status == Status::HighConfidence);
         if by_author || from_high {
             hits.push((to, r.from.clone()));

@@ -4,7 +4,7 @@
 
 use super::world::{generate, Attack, Setup, World, TODAY};
 use super::VERSION;
-use crate::model::{Model, Ran, Registered, RunContext, Violation};
+use crate::model::{Footprint, Model, Ran, Registered, RunContext, Violation};
 use crate::params::{ParamError, ParamSet};
 use crate::trust::evidence::Evidence;
 use crate::trust::output::Report;
@@ -146,6 +146,20 @@ impl Model for TrustSim {
             Attack::None => ParamSet::of(&[Setup::attacker_share, Setup::fleet, Setup::colluders]),
             Attack::Collusion => ParamSet::of(&[Setup::fleet]),
             _ => ParamSet::of(&[Setup::colluders]),
+        }
+    }
+
+    fn footprint(s: &Setup) -> Footprint {
+        // About 850 bytes a signal (measured), most of it the text tables.
+        let attack = if s.attack == Attack::None {
+            0
+        } else {
+            s.fleet.max(s.colluders)
+        };
+        let signals = s.claims as u64 * (s.evidence + attack) as u64 + s.honest as u64;
+        Footprint {
+            rows: Vec::new(),
+            working_bytes: 1000 * signals,
         }
     }
 

@@ -1,0 +1,100 @@
+//! Chunks: the unit of parallel work, of resume and of shards. Chunk c
+//! holds runs [c k, (c+1) k); a finished chunk is one part file per table,
+//! each recording the manifest, the chunk and a digest of its rows, and the
+//! `runs` part, written last, marks the chunk done.
+
+use super::layout::Layout;
+use super::tables::{metadata, run_into, Table};
+use super::{interrupted, Progress, RunError, Shard};
+use crate::grid::Plan;
+use crate::model::Row;
+use crate::store::digest::RowDigest;
+use crate::store::{parquet, FileMeta};
+
+/// Chunk c holds runs [c k, (c+1) k); shards take chunks round-robin.
+pub fn chunk_runs(plan: &Plan, chunk: u64) -> std::ops::Range<u64> {
+    let k = plan.manifest.chunk_runs as u64;
+    chunk * k..((chunk + 1) * k).min(plan.total)
+}
+
+pub fn chunk_count(plan: &Plan) -> u64 {
+    plan.total.div_ceil(plan.manifest.chunk_runs as u64)
+}
+
+/// A chunk is done when its `runs` part exists and says it is this
+/// manifest's chunk. (Assembly checks every part in full.)
+pub fn done(layout: &Layout, plan: &Plan, chunk: u64) -> bool {
+    let path = layout.part("runs", chunk);
+    path.exists()
+        && parquet::metadata(&path)
+            .ok()
+            .and_then(|kv| FileMeta::from_kv(&kv).ok())
+            .is_some_and(|m| belongs(&m, plan, "runs", chunk))
+}
+
+/// Whether a part's metadata says it holds `table`'s rows of `chunk` for
+/// this manifest.
+pub fn belongs(m: &FileMeta, plan: &Plan, table: &str, chunk: u64) -> bool {
+    m.manifest_sha256 == plan.manifest.hash
+        && m.table == table
+        && m.chunk == Some(chunk)
+        && m.runs_total == plan.total
+        && m.digest.is_some()
+}
+
+/// Runs a chunk and writes its parts; `None` when Ctrl-C stopped it first
+/// (nothing of it is written then).
+pub fn run(
+    plan: &Plan,
+    layout: &Layout,
+    tables: &[Table],
+    chunk: u64,
+    shard: Shard,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Option<Vec<(u64, String)>>, RunError> {
+    let mut rows: Vec<Vec<Row>> = tables.iter().map(|_| Vec::new()).collect();
+    let mut failures = Vec::new();
+    for id in chunk_runs(plan, chunk) {
+        if interrupted() {
+            return Ok(None);
+        }
+        if let Some(v) = run_into(plan, tables, id, &mut rows) {
+            failures.push((id, v.to_string()));
+        }
+        progress(Progress::Ran(1));
+    }
+    // Detail parts first: the `runs` part, written last, marks the chunk done.
+    for (table, rows) in tables.iter().zip(rows) {
+        let path = layout.part(table.name, chunk);
+        let dir = path.parent().expect("parts live in a folder");
+        std::fs::create_dir_all(dir).map_err(|e| RunError::io(dir, e))?;
+        let mut digest = RowDigest::new();
+        rows.iter().for_each(|r| digest.add_row(r));
+        let meta = FileMeta {
+            chunk: Some(chunk),
+            shard: Some((shard.index, shard.count)),
+            rows: Some(digest.rows()),
+            digest: Some(digest.finish()),
+            ..metadata(plan, table.name)
+        };
+        let batch = parquet::batch(&table.columns, &rows);
+        parquet::write(&path, &table.columns, [batch], &meta.to_kv())
+            .map_err(|e| RunError::write(&path, e))?;
+        crate::crash::point("part written");
+    }
+    Ok(Some(failures))
+}
+
+/// Removes a chunk's parts, runs part first, so it counts as not done.
+pub fn remove(layout: &Layout, tables: &[Table], chunk: u64) -> Result<(), RunError> {
+    for t in tables.iter().rev() {
+        let path = layout.part(t.name, chunk);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(RunError::io(&path, e))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
