@@ -45,8 +45,8 @@ pub fn simulate(a: &SimulateArgs, registry: &Registry) -> Result<u8> {
 }
 
 pub fn replay(path: &Path, registry: &Registry) -> Result<u8> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let stored: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let stored: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
         Error::Usage(format!(
             "{}: not a JSON export ({e}); give a file written by `witness simulate --export`",
             path.display()

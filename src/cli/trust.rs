@@ -182,7 +182,7 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
 
 fn check_today(today: i64) -> Result<()> {
     use crate::trust::input::MAX_DAY;
-    if today.abs() > MAX_DAY {
+    if !(-MAX_DAY..=MAX_DAY).contains(&today) {
         return Err(Error::Usage(format!(
             "--today {today}: allowed: a day number in -{MAX_DAY} ..= {MAX_DAY}"
         )));

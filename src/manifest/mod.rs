@@ -275,11 +275,14 @@ fn axis_values(
                 .map_err(|e| cx.param_err(v.span(), label, e))
         })
         .collect::<Result<_, _>>()?;
-    // Equal values after coercion (9 and 9.0) would only repeat runs.
-    if let Some((_, twice)) = values
+    // Equal values after coercion (9 and 9.0) would only repeat runs; a
+    // range has none.
+    let mut seen = std::collections::HashSet::new();
+    let listed = matches!(v.get_ref(), toml::Value::Array(_));
+    if let Some(twice) = values
         .iter()
-        .enumerate()
-        .find(|(i, x)| values[..*i].contains(x))
+        .filter(|_| listed)
+        .find(|x| !seen.insert(format!("{x:?}")))
     {
         return Err(cx.err(
             v.span(),

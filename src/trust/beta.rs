@@ -6,8 +6,12 @@
 
 use statrs::function::beta::{beta_reg, ln_beta};
 
-/// The p-quantile of Beta(a, b), for a, b >= 1 and p in (0, 1).
+/// The p-quantile of Beta(a, b), for a, b >= 1 and p in (0, 1); NaN for
+/// shapes that are not finite numbers (statrs would panic on them).
 pub fn quantile(a: f64, b: f64, p: f64) -> f64 {
+    if !(a.is_finite() && b.is_finite() && a > 0.0 && b > 0.0 && p > 0.0 && p < 1.0) {
+        return f64::NAN;
+    }
     let mut x = statrs::function::beta::inv_beta_reg(a, b, p);
     let ln_b = ln_beta(a, b);
     for _ in 0..16 {

@@ -108,7 +108,7 @@ impl<'a> Cells<'a> {
             .required(field)?
             .parse::<i64>()
             .map_err(|_| self.fail(field, allowed()))?;
-        if d.abs() > MAX_DAY {
+        if !(-MAX_DAY..=MAX_DAY).contains(&d) {
             return Err(self.fail(field, allowed()));
         }
         Ok(d)

@@ -1,0 +1,254 @@
+//! Regressions of the analysis verbs a newcomer hit: charts of a float
+//! axis overwriting each other, the placebo of a baseline with its own
+//! axes, compare's effect under an outcome, scenarios and filters matched
+//! by value, and damaged trajectories in `plot`.
+
+mod common;
+
+use common::{run_ok, witness, write_manifest};
+use predicates::prelude::PredicateBooleanExt;
+use predicates::str::contains;
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+
+const GRID: &str = r#"
+[experiment]
+name = "g"
+model = "witness"
+[fixed]
+population = 40
+rounds = 12
+truth = false
+[grid]
+seed = { from = 1, to = 4 }
+communication = [0.5, 0.8]
+[[arm]]
+name = "endorsement"
+policy = "endorsement"
+grid = { gain = [3.0, 9.0] }
+placebo = true
+[[arm]]
+name = "source_aware"
+policy = "source_aware"
+"#;
+
+fn results(tmp: &Path) -> PathBuf {
+    let m = write_manifest(tmp, "g.toml", GRID);
+    let out = tmp.join("out");
+    run_ok(&m, &out);
+    out
+}
+
+fn compare_json(dir: &Path) -> Json {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("compare.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn charts_of_a_float_axis_do_not_overwrite_each_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = results(tmp.path());
+    witness().arg("plot").arg(&out).assert().success();
+    for c in ["0.5", "0.8"] {
+        for ext in ["svg", "png"] {
+            let f = out.join(format!("plots/trajectories-communication-{c}.{ext}"));
+            assert!(f.is_file(), "{} missing", f.display());
+        }
+    }
+}
+
+#[test]
+fn compare_finds_the_placebo_of_a_baseline_with_its_own_axes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = results(tmp.path());
+    witness()
+        .args(["compare", "--baseline", "endorsement[gain=3.0]"])
+        .arg(&out)
+        .assert()
+        .success();
+    let doc = compare_json(&out);
+    assert_eq!(doc["placebo"], "endorsement:placebo[gain=3.0]");
+    let arms: Vec<&str> = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["arm"].as_str().unwrap())
+        .collect();
+    assert!(
+        arms.contains(&"endorsement[gain=9.0]") && arms.contains(&"source_aware"),
+        "{arms:?}"
+    );
+    assert!(!arms.iter().any(|a| a.contains("placebo")), "{arms:?}");
+}
+
+#[test]
+fn an_outcome_comparison_has_an_effect_only_when_a_metric_is_asked_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = results(tmp.path());
+    let base = [
+        "compare",
+        "--baseline",
+        "endorsement[gain=3.0]",
+        "--outcome",
+        "cleared",
+    ];
+    witness()
+        .args(base)
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("no paired effect: pass --metric"));
+    let doc = compare_json(&out);
+    assert_eq!(doc["effect"], Json::Null);
+    assert!(doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["effect_metric"].is_null()));
+    witness()
+        .args(base)
+        .args(["--metric", "peak_mistaken"])
+        .arg(&out)
+        .assert()
+        .success();
+    let doc = compare_json(&out);
+    assert_eq!(doc["effect"]["metric"], "peak_mistaken");
+    assert!(doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["effect_metric"] == "peak_mistaken"));
+}
+
+#[test]
+fn scenarios_and_filters_match_values_not_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(
+        tmp.path(),
+        "v.toml",
+        &GRID.replace("communication = [0.5, 0.8]", "communication = [0.5, 1]"),
+    );
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    witness()
+        .args(["plot", "--scenario", "communication=1"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("trajectories-communication-1.0"));
+    witness()
+        .args(["plot", "--scenario", "communication=0.7"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains("no such scenario").and(contains("communication=1.0")));
+    // --where keeps the runs it names, in every verb.
+    witness()
+        .args(["summary", "--where", "communication=1, arm=source_aware"])
+        .arg(&out)
+        .assert()
+        .success();
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.starts_with("source_aware,1.0,")),
+        "{csv}"
+    );
+    witness()
+        .args([
+            "compare",
+            "--baseline",
+            "endorsement[gain=3.0]",
+            "--where",
+            "communication=0.5",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let doc = compare_json(&out);
+    assert!(doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["scenario"] == "communication=0.5"));
+    witness()
+        .args(["plot", "--where", "seed=1"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("heatmap"));
+    witness()
+        .args(["summary", "--where", "gain=lots"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains("--where").and(contains("`gain`")));
+}
+
+#[test]
+fn rank_takes_a_filter_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(
+        tmp.path(),
+        "h.toml",
+        "[experiment]\nname = \"h\"\nmodel = \"hive\"\n[fixed]\nrooms = 20\n[grid]\nnoise = [30, 90]\n[[arm]]\nname = \"a\"\npolicy = \"hive+\"\n[[arm]]\nname = \"b\"\npolicy = \"vote\"\n",
+    );
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    witness()
+        .args(["rank", "--where", "noise=90"])
+        .arg(&out)
+        .assert()
+        .success();
+    let csv = std::fs::read_to_string(out.join("rank.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(csv.lines().skip(1).all(|l| l.contains("noise=90")), "{csv}");
+}
+
+#[test]
+fn plot_refuses_damaged_trajectories_without_panicking() {
+    use witness::params::Value;
+    use witness::store::parquet;
+    let tmp = tempfile::tempdir().unwrap();
+    let out = results(tmp.path());
+    let registry = witness::model::Registry::builtin();
+    let plan = witness::runner::layout::Layout::new(&out)
+        .read_plan(&registry)
+        .unwrap();
+    let table = witness::runner::tables::tables(plan.model(), &plan.manifest.tables).remove(0);
+    let names = table.column_names();
+    for (column, value, needle) in [
+        ("run_id", Value::Int(1_000_000), "a row of run 1000000"),
+        (
+            "round",
+            Value::Int(1_000_000_000_000),
+            "round = 1000000000000",
+        ),
+    ] {
+        let dir = tmp.path().join(column);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["manifest.toml", "runs.parquet", "complete.json"] {
+            std::fs::copy(out.join(f), dir.join(f)).unwrap();
+        }
+        let reader = parquet::open(&out.join("trajectories.parquet")).unwrap();
+        let kv = reader.metadata.clone();
+        let mut rows: Vec<_> = reader
+            .flat_map(|b| b.unwrap().rows(&names).unwrap())
+            .collect();
+        let k = names.iter().position(|n| *n == column).unwrap();
+        rows[5][k] = value;
+        parquet::write(
+            &dir.join("trajectories.parquet"),
+            &table.columns,
+            [parquet::batch(&table.columns, &rows)],
+            &kv,
+        )
+        .unwrap();
+        witness()
+            .arg("plot")
+            .arg(&dir)
+            .assert()
+            .code(1)
+            .stderr(contains(needle).and(contains("panicked").not()));
+    }
+}
