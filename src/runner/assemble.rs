@@ -31,59 +31,63 @@ impl From<RunError> for Assembly {
     }
 }
 
-/// The digest and row count a part records, if it is this chunk's part.
-fn part_record(plan: &Plan, layout: &Layout, table: &str, c: u64) -> Option<(String, u64)> {
-    let kv = parquet::metadata(&layout.part(table, c)).ok()?;
-    let m = FileMeta::from_kv(&kv).ok()?;
-    chunk::belongs(&m, plan, table, c).then(|| (m.digest.unwrap_or_default(), m.rows.unwrap_or(0)))
+/// The chunks whose part of some table is missing, unreadable or not
+/// this chunk's.
+fn damaged_chunks(plan: &Plan, layout: &Layout, tables: &[Table]) -> Vec<u64> {
+    (0..chunk_count(plan))
+        .filter(|&c| {
+            tables.iter().any(|t| {
+                let m = parquet::metadata(&layout.part(t.name, c))
+                    .ok()
+                    .and_then(|kv| FileMeta::from_kv(&kv).ok());
+                !m.is_some_and(|m| chunk::belongs(&m, plan, t.name, c))
+            })
+        })
+        .collect()
 }
 
 /// Streams every part of every table into the final files, checking that
-/// each part is its chunk's and that the runs parts hold exactly runs
-/// 0..total in order; writes the seal; then removes the parts. Returns the
-/// runs whose identities failed.
+/// each part is its chunk's (a damaged one stops the table's file before
+/// it replaces anything) and that the runs parts hold exactly runs 0..total
+/// in order; writes the seal; then removes the parts. Returns the runs
+/// whose identities failed.
 pub fn assemble(
     plan: &Plan,
     layout: &Layout,
     tables: &[Table],
 ) -> Result<Vec<(u64, String)>, Assembly> {
     let chunks = chunk_count(plan);
-    // Every part's record first: a damaged part is found before any final
-    // file is touched.
-    let mut records: Vec<Vec<(String, u64)>> = Vec::new();
-    let mut damaged = Vec::new();
-    for table in tables {
-        let mut rec = Vec::with_capacity(chunks as usize);
-        for c in 0..chunks {
-            match part_record(plan, layout, table.name, c) {
-                Some(r) => rec.push(r),
-                None => {
-                    damaged.push(c);
-                    rec.push(Default::default());
-                }
-            }
-        }
-        records.push(rec);
-    }
-    if !damaged.is_empty() {
-        damaged.sort_unstable();
-        damaged.dedup();
-        return Err(Assembly::Damaged(damaged));
-    }
     let mut failures = Vec::new();
     let per_block = block_chunks(chunks);
     let mut sealed = Vec::new();
-    for (table, rec) in tables.iter().zip(&records) {
+    for table in tables {
         let mut next_id = 0u64;
         let mut problem: Option<Assembly> = None;
         let mut rows = 0u64;
+        // Each part's record, checked as the part is opened.
+        let mut rec: Vec<(String, u64)> = Vec::with_capacity(chunks as usize);
+        let mut foreign = false;
         let batches = (0..chunks).flat_map(|c| {
             let path = layout.part(table.name, c);
-            let located =
-                move |e: StoreError| StoreError::Format(format!("{}: {e}", path.display()));
-            match parquet::open(&layout.part(table.name, c)) {
-                Ok(reader) => reader.map(|b| b.map_err(&located)).collect::<Vec<_>>(),
-                Err(e) => vec![Err(located(e))],
+            let located = |e: StoreError| StoreError::Format(format!("{}: {e}", path.display()));
+            let reader = match parquet::open(&path) {
+                Ok(r) => r,
+                Err(e) => {
+                    foreign = true;
+                    return vec![Err(located(e))];
+                }
+            };
+            match FileMeta::from_kv(&reader.metadata) {
+                Ok(m) if chunk::belongs(&m, plan, table.name, c) => {
+                    rec.push((m.digest.unwrap_or_default(), m.rows.unwrap_or(0)));
+                    reader.map(|b| b.map_err(&located)).collect::<Vec<_>>()
+                }
+                _ => {
+                    foreign = true;
+                    vec![Err(located(StoreError::Format(
+                        "not this chunk's part".into(),
+                    )))]
+                }
             }
         });
         let checked = batches.map(|b| {
@@ -102,12 +106,14 @@ pub fn assemble(
         });
         let path = layout.table(table.name);
         let kv = metadata(plan, table.name).to_kv();
-        if let Err(e) = parquet::write(&path, &table.columns, checked, &kv) {
-            return Err(problem.unwrap_or_else(|| match e {
-                StoreError::Io(_) => Assembly::Failed(RunError::write(&path, e)),
-                // A part that does not read back: run its chunks again.
-                _ => Assembly::Damaged((0..chunks).collect()),
-            }));
+        let written = parquet::write(&path, &table.columns, checked, &kv);
+        if foreign || matches!(&written, Err(e) if !matches!(e, StoreError::Io(_))) {
+            // Find every damaged chunk of every table at once, so one pass
+            // of reruns heals them all.
+            return Err(Assembly::Damaged(damaged_chunks(plan, layout, tables)));
+        }
+        if let Err(e) = written {
+            return Err(problem.unwrap_or(Assembly::Failed(RunError::write(&path, e))));
         }
         crate::crash::point("final table written");
         let recorded: u64 = rec.iter().map(|r| r.1).sum();
