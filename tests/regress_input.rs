@@ -244,17 +244,23 @@ fn a_failed_score_leaves_the_old_output_set_whole() {
     );
     let bin = assert_cmd::cargo::cargo_bin("witness");
     let args: Vec<String> = inputs(&dir, "csv");
-    let status = std::process::Command::new("sh")
+    let run = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "trap '' XFSZ; ulimit -f 8; exec \"$0\" trust score \"$@\" --out {}",
+            "trap '' XFSZ; ulimit -f 2; exec \"$0\" trust score \"$@\" --out {}",
             out.display()
         ))
         .arg(&bin)
         .args(&args)
-        .status()
+        .output()
         .unwrap();
-    assert_eq!(status.code(), Some(2), "the limited write did not fail");
+    assert_eq!(
+        run.status.code(),
+        Some(2),
+        "the limited write did not fail: {:?}, {}",
+        run.status,
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert!(
         snapshot(&out) == before,
         "a failed write changed the old outputs"

@@ -5,7 +5,7 @@
 //! kept equal to it by a test.
 
 use super::DynModel;
-use crate::params::{Kind, ParamSet, ParamSpec, Resolved, Role, Value};
+use crate::params::{Kind, ParamId, ParamSet, ParamSpec, Resolved, Role, Value};
 
 /// The most combinations of choice parameters tried to find out which
 /// policies read a parameter.
@@ -19,18 +19,13 @@ fn selector(m: &dyn DynModel) -> Option<usize> {
     if let Some(i) = specs.iter().position(|s| s.role == Role::Arm) {
         return Some(i);
     }
-    specs.iter().position(|s| match s.kind {
+    (0..specs.len()).find(|&i| match specs[i].kind {
         Kind::Choice(values) => {
             let mut p = Resolved::defaults(specs);
             let sets: Vec<Option<ParamSet>> = values
                 .iter()
                 .map(|v| {
-                    p.set(
-                        crate::params::ParamId(
-                            specs.iter().position(|x| x.name == s.name).unwrap_or(0),
-                        ),
-                        Value::from(*v),
-                    );
+                    p.set(ParamId(i), Value::from(*v));
                     m.check(&p).ok()
                 })
                 .collect();
@@ -64,14 +59,14 @@ fn read_by(m: &dyn DynModel, selector: usize) -> Vec<Vec<&'static str>> {
         for (i, values) in &choices {
             let v = values[rest % values.len()];
             rest /= values.len();
-            p.set(crate::params::ParamId(*i), Value::from(v));
+            p.set(ParamId(*i), Value::from(v));
             if *i == selector {
                 chosen = v;
             }
         }
         let Ok(ignored) = m.check(&p) else { continue };
         for (i, slot) in out.iter_mut().enumerate() {
-            if !ignored.contains(crate::params::ParamId(i)) && !slot.contains(&chosen) {
+            if !ignored.contains(ParamId(i)) && !slot.contains(&chosen) {
                 slot.push(chosen);
             }
         }
