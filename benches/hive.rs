@@ -71,7 +71,16 @@ fn episodes(c: &mut Criterion) {
             b.iter(|| {
                 rooms
                     .iter()
-                    .map(|r| play_in(&mut scratch, r, p, false).turns)
+                    .map(|r| {
+                        play_in(
+                            &mut scratch,
+                            r,
+                            p,
+                            false,
+                            &mut witness::hive::external::Writer::Builtin,
+                        )
+                        .turns
+                    })
                     .sum::<u64>()
             })
         });

@@ -19,6 +19,7 @@ fn sweep(c: &mut Criterion) {
         threads: None,
         shard: None,
         force: false,
+        policy: witness::policy::Source::Live,
     };
     let mut g = c.benchmark_group("runner");
     g.sample_size(10)

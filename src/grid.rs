@@ -69,12 +69,19 @@ pub enum PlanError {
         "{file}: the grid has more runs than witness can number (over 2^64: {size}); shrink the grid"
     )]
     Unnumberable { file: String, size: String },
+    #[error("{file}: run {run_id} (arm {arm}): {message}")]
+    External {
+        file: String,
+        run_id: u64,
+        arm: String,
+        message: String,
+    },
 }
 
 impl PlanError {
     fn run_id(&self) -> u64 {
         match self {
-            PlanError::Invalid { run_id, .. } => *run_id,
+            PlanError::Invalid { run_id, .. } | PlanError::External { run_id, .. } => *run_id,
             _ => 0,
         }
     }
@@ -199,10 +206,12 @@ impl Plan {
             let (mut rows, mut working) = (0u64, 0u64);
             for id in c * k..((c + 1) * k).min(self.total) {
                 let run = self.run(id);
-                let (ignored, fp) = model
-                    .check_footprint(&run.params)
+                let checked = model
+                    .checked(&run.params)
                     .map_err(|e| self.invalid(&run, e))?;
-                never[run.arm] = never[run.arm].intersection(ignored);
+                never[run.arm] = never[run.arm].intersection(checked.ignored);
+                self.check_decider(&run, checked.decision)?;
+                let fp = checked.footprint;
                 let detail_bytes: u64 = detail
                     .iter()
                     .zip(fp.rows.iter().chain(std::iter::repeat(&0)))
@@ -299,6 +308,40 @@ impl Plan {
         warnings
     }
 
+    /// A run that hands out decisions needs an arm with an external
+    /// policy, and an external policy needs runs that hand decisions out.
+    fn check_decider(
+        &self,
+        run: &RunSpec,
+        point: Option<&'static crate::model::DecisionPoint>,
+    ) -> Result<(), PlanError> {
+        let arm = &self.manifest.arms[run.arm];
+        let message = match (point, &arm.external) {
+            (None, None) => return Ok(()),
+            (Some(p), None) => format!(
+                "hands its decisions (`{}`) to an external policy, but the arm has no `external = {{ command = [...] }}`; \
+                 add one, or choose a built-in policy",
+                p.name
+            ),
+            (None, Some(_)) => "has `external = { ... }`, but with these parameters the model decides by its built-in rules; \
+                 remove `external`, or set the arm's policy to \"external\" (the hive: member = \"external\")"
+                .to_string(),
+            (Some(p), Some(ext)) => match &ext.fallback {
+                crate::policy::Fallback::Safe(a) if a != p.safe => format!(
+                    "external fallback = {a:?}: `{}` has the safe action {:?}; allowed: \"fail_run\" or {:?}",
+                    p.name, p.safe, p.safe
+                ),
+                _ => return Ok(()),
+            },
+        };
+        Err(PlanError::External {
+            file: self.manifest.file.clone(),
+            run_id: run.run_id,
+            arm: arm.name.clone(),
+            message,
+        })
+    }
+
     fn invalid(&self, run: &RunSpec, source: ParamError) -> PlanError {
         let a = &self.manifest.arms[run.arm];
         let varied = a.axes.iter().chain(&self.manifest.common);
@@ -316,10 +359,15 @@ impl Plan {
 }
 
 /// A stable name for a run: a hash of its model and every resolved
-/// parameter, defaults included, so it survives edits to the manifest.
-pub fn run_key(model: &str, p: &Resolved) -> String {
-    let mut text = format!("model={model}\n");
-    for (k, v) in &p.values {
+/// parameter, defaults included, so it survives edits to the manifest. A
+/// parameter added later (`ParamSpec::added`) counts only away from its
+/// default, so keys written before it existed stay valid.
+pub fn run_key(model: &dyn crate::model::DynModel, p: &Resolved) -> String {
+    let mut text = format!("model={}\n", model.name());
+    for ((k, v), spec) in p.values.iter().zip(model.params()) {
+        if spec.added && *v == (spec.default)() {
+            continue;
+        }
         let v = match v {
             Value::Float(x) => format!("{x:?}"),
             other => other.to_string(),
@@ -393,15 +441,13 @@ mod tests {
     fn run_keys_depend_on_every_resolved_parameter_only() {
         let p = plan("[experiment]\nname = \"k\"\nmodel = \"witness\"\n[grid]\nseed = [1, 2]\n");
         let (a, b) = (p.run(0).params, p.run(1).params);
-        assert_ne!(run_key("witness", &a), run_key("witness", &b));
+        let m = p.model();
+        assert_ne!(run_key(m, &a), run_key(m, &b));
         // The same resolved parameters from a different manifest: same key.
         let p2 = plan(
             "[experiment]\nname = \"other\"\nmodel = \"witness\"\n[fixed]\nseed = 2\ngain = 6.0\n",
         );
-        assert_eq!(
-            run_key("witness", &p2.run(0).params),
-            run_key("witness", &b)
-        );
+        assert_eq!(run_key(m, &p2.run(0).params), run_key(m, &b));
     }
 
     proptest! {

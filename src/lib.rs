@@ -7,6 +7,7 @@
 //! - `cascade`, `hive`, `trustsim`, `trust`: the models and the trust-v1
 //!   scorer, pure;
 //! - `manifest`, `grid`: experiments declared and expanded into runs, pure;
+//! - `policy`: external agents deciding for a model (witness-policy/1);
 //! - `runner`: execution, parts, resume, shards, merge, verify;
 //! - `store`: every file format (Parquet, CSV, JSON, charts);
 //! - `results`, `analysis`: results folders read back, and the statistics
@@ -24,6 +25,7 @@ pub mod jsondiff;
 pub mod manifest;
 pub mod model;
 pub mod params;
+pub mod policy;
 pub mod results;
 pub mod rng;
 pub mod runner;

@@ -88,8 +88,11 @@ fn verdicts_come_from_the_stored_runs_and_follow_a_changed_value() {
     let path = copy.join("runs.parquet");
     let reader = parquet::open(&path).unwrap();
     let kv = reader.metadata.clone();
-    let model = witness::model::Registry::builtin().find("witness").unwrap();
-    let columns = witness::runner::tables::runs_columns(model);
+    let text = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    let manifest =
+        witness::manifest::Manifest::parse("m.toml", &text, &witness::model::Registry::builtin())
+            .unwrap();
+    let columns = witness::runner::tables::runs_columns(&manifest);
     let names: Vec<&str> = columns.iter().map(|c| c.name).collect();
     let (arm, graph, seed, peak) = ["arm", "graph", "seed", "peak_mistaken"]
         .map(|c| names.iter().position(|n| *n == c).unwrap())

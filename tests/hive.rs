@@ -106,7 +106,7 @@ fn params(pairs: &[(&'static str, Value)]) -> Resolved {
 /// (turns/episode, decided %, correct %, converged, deadlocked, exhausted)
 /// as hive.md prints them.
 fn figures(pairs: &[(&'static str, Value)]) -> (String, String, String, Vec<i64>) {
-    let out = MODEL.run(&params(pairs), &[false]).unwrap();
+    let out = MODEL.run(&params(pairs), &[false], None).unwrap();
     assert_eq!(out.violation, None);
     let s = HiveSummary::from_values(&out.summary).unwrap();
     (
@@ -292,7 +292,7 @@ fn hive_results_are_byte_identical_across_threads_and_verify_their_episodes() {
 #[test]
 fn the_episode_audit_catches_a_tampered_row() {
     let p = params(&[("rooms", Value::Int(30)), ("refutation_cap", Value::Int(2))]);
-    let out = MODEL.run(&p, &[true]).unwrap();
+    let out = MODEL.run(&p, &[true], None).unwrap();
     let rows = &out.tables[0];
     assert_eq!(rows.len(), 30);
     let audit = |rows: &[Row]| {

@@ -119,7 +119,7 @@ fn every_change_is_caught(name: &str, manifest: &str) {
     common::run_ok(&m, &clean);
     let registry = Registry::builtin();
     let plan = Layout::new(&clean).read_plan(&registry).unwrap();
-    let tables = tables(plan.model(), &plan.manifest.tables);
+    let tables = tables(&plan.manifest);
     let mut rng = Stream::keyed(7, &[name.len() as u64]);
     let mut cases = 0;
     for table in &tables {
@@ -218,7 +218,7 @@ fn the_cli_exits_1_and_names_the_changed_cell() {
     common::run_ok(&m, &out);
     let registry = Registry::builtin();
     let plan = Layout::new(&out).read_plan(&registry).unwrap();
-    let runs = tables(plan.model(), &plan.manifest.tables).pop().unwrap();
+    let runs = tables(&plan.manifest).pop().unwrap();
     let k = runs
         .columns
         .iter()

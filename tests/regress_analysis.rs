@@ -215,7 +215,7 @@ fn plot_refuses_damaged_trajectories_without_panicking() {
     let plan = witness::runner::layout::Layout::new(&out)
         .read_plan(&registry)
         .unwrap();
-    let table = witness::runner::tables::tables(plan.model(), &plan.manifest.tables).remove(0);
+    let table = witness::runner::tables::tables(&plan.manifest).remove(0);
     let names = table.column_names();
     for (column, value, needle) in [
         ("run_id", Value::Int(1_000_000), "a row of run 1000000"),

@@ -163,8 +163,11 @@ fn verify_passes_on_fresh_results_and_names_a_tampered_run() {
     let path = out.join("runs.parquet");
     let reader = parquet::open(&path).unwrap();
     let kv = reader.metadata.clone();
-    let model = witness::model::Registry::builtin().find("witness").unwrap();
-    let columns = witness::runner::tables::runs_columns(model);
+    let text = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    let manifest =
+        witness::manifest::Manifest::parse("m.toml", &text, &witness::model::Registry::builtin())
+            .unwrap();
+    let columns = witness::runner::tables::runs_columns(&manifest);
     let names: Vec<&str> = columns.iter().map(|c| c.name).collect();
     let mut rows: Vec<_> = reader
         .flat_map(|b| b.unwrap().rows(&names).unwrap())

@@ -22,7 +22,7 @@ fn run(pairs: &[(&'static str, Value)]) -> Vec<Value> {
     for (k, v) in pairs {
         p.set_named(k, v.clone());
     }
-    let out = MODEL.run(&p, &[]).unwrap();
+    let out = MODEL.run(&p, &[], None).unwrap();
     assert_eq!(out.violation, None, "{pairs:?}");
     out.summary
 }

@@ -21,6 +21,18 @@ crate::words! {
         Reserved = "reserved",
         Quorum = "quorum",
         Trust = "trust",
+        /// Each agent's move is asked of an external policy.
+        External = "external",
+    }
+}
+
+crate::words! {
+    /// What a checked agent's belief is under an external policy.
+    pub enum Grounding {
+        /// A checked agent keeps its grounded belief and is not asked.
+        Absorbing = "absorbing",
+        /// A checked agent is asked too and may answer any belief.
+        Advisory = "advisory",
     }
 }
 
@@ -97,6 +109,8 @@ crate::params! {
         refutation_cap: Option<usize> = None, Kind::int_or_none(1, 1000);
         /// quorum: count distinct senders or distinct roots
         count: Count = Count::Senders, Kind::choice::<Count>();
+        /// external: absorbing (a checked agent keeps its grounded belief and is not asked) or advisory (it is asked and may answer any belief)
+        grounding: Grounding = Grounding::Absorbing, Kind::choice::<Grounding>(), Added;
     }
 }
 
@@ -193,6 +207,7 @@ pub struct Config {
     pub replicate: u64,
     pub graph_params: GraphParams,
     pub quorum: QuorumKnobs,
+    pub grounding: Grounding,
 }
 
 impl Config {
@@ -260,6 +275,7 @@ impl Config {
                 refutation_cap: p.refutation_cap,
                 count: p.count,
             },
+            grounding: p.grounding,
         })
     }
 
@@ -271,8 +287,12 @@ impl Config {
     /// Parameters this configuration does not read (section 11).
     pub fn ignored(&self) -> ParamSet {
         let mut out = ParamSet::EMPTY;
-        if self.policy != Policy::Endorsement {
+        // An external policy is told every parameter and may read any.
+        if !matches!(self.policy, Policy::Endorsement | Policy::External) {
             out.insert(CascadeParams::gain);
+        }
+        if self.policy != Policy::External {
+            out.insert(CascadeParams::grounding);
         }
         if self.policy != Policy::Quorum {
             out = out.union(QUORUM_PARAMS);

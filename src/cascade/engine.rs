@@ -9,16 +9,17 @@
 use rayon::prelude::*;
 
 use super::config::{Allocation, Config, Policy};
+use super::external::{self, Decide};
 use super::graph::Graph;
 use super::ledger::{self, Ledger, PROBE, REPORT};
 use super::metrics::{self, Counters, Snapshot};
 use super::quorum::Memory;
 pub use super::quorum::Retention;
-use crate::model::Violation;
+use crate::model::{PolicyFailure, Violation};
 use crate::rng::{extend, key, tag, Stream};
 
 pub const NOT_PENDING: u32 = u32::MAX;
-const SLOTS: usize = 4;
+pub(super) const SLOTS: usize = 4;
 /// Below this population a round is not worth splitting across threads.
 const PARALLEL_FROM: usize = 32_768;
 const CHUNK: usize = 4_096;
@@ -64,6 +65,22 @@ pub fn simulate(cfg: &Config, parallelism: Parallelism) -> Run {
 /// `simulate` with a choice of how the quorum memory is kept (the result is
 /// the same either way; tests compare them).
 pub fn simulate_with(cfg: &Config, parallelism: Parallelism, retention: Retention) -> Run {
+    simulate_full(cfg, parallelism, retention, None)
+}
+
+/// A run whose agents' moves (under `policy = "external"`) are asked of
+/// `decide`. When it fails, the run stops at that round: the rounds before
+/// are in the trajectory, and the caller knows the failure.
+pub fn simulate_deciding(cfg: &Config, decide: &mut Decide) -> Run {
+    simulate_full(cfg, Parallelism::Sequential, Retention::Prune, Some(decide))
+}
+
+fn simulate_full(
+    cfg: &Config,
+    parallelism: Parallelism,
+    retention: Retention,
+    mut decide: Option<&mut Decide>,
+) -> Run {
     let n = cfg.population;
     let graph = Graph::build(cfg.seed, cfg.graph, n, &cfg.graph_params);
     let mut prev = round_zero(cfg);
@@ -107,9 +124,29 @@ pub fn simulate_with(cfg: &Config, parallelism: Parallelism, retention: Retentio
                 agents: ids,
             });
         }
+        let round_key = key(cfg.seed, &[tag::AGENT_ROUND, cfg.replicate, r as u64]);
+        if cfg.policy == Policy::External {
+            let mut d = Counters::default();
+            let asked = match decide.as_deref_mut() {
+                Some(decide) => {
+                    external::round(cfg, &graph, &prev, &mut next, r, round_key, &mut d, decide)
+                }
+                None => Err(PolicyFailure {
+                    key: format!("r{r}"),
+                    message: "no external policy to ask".into(),
+                }),
+            };
+            if asked.is_err() {
+                break;
+            }
+            totals = totals + d;
+            std::mem::swap(&mut prev, &mut next);
+            trajectory.push(record(r, &prev, &totals, &mut violation));
+            continue;
+        }
         let round = Round {
             r,
-            key: key(cfg.seed, &[tag::AGENT_ROUND, cfg.replicate, r as u64]),
+            key: round_key,
             cfg,
             graph: &graph,
             prev: &prev,
@@ -189,7 +226,7 @@ pub fn correction_recipients(seed: u64, event: u64, n: usize) -> Vec<u32> {
     ids
 }
 
-fn ground(a: &mut Agent, truth: bool) {
+pub(super) fn ground(a: &mut Agent, truth: bool) {
     a.p = if truth { 0.99 } else { 0.01 };
     a.checked = true;
     a.ledger.insert(PROBE);
@@ -207,7 +244,7 @@ fn check_probability(cfg: &Config, p: f64) -> f64 {
     }
 }
 
-fn clip(x: f64) -> f64 {
+pub(super) fn clip(x: f64) -> f64 {
     x.clamp(0.01, 0.99)
 }
 
@@ -285,6 +322,7 @@ impl Round<'_> {
             Policy::SourceAware | Policy::Reserved => belief_from_ledger(&a.ledger, cfg.truth),
             Policy::Quorum => clip(0.55 * a.p + 0.45 * memory.target(r, &cfg.quorum, cfg.truth)),
             Policy::Trust => trust_belief(&a.ledger, cfg.truth),
+            Policy::External => unreachable!("external rounds are asked, not computed"),
         };
     }
 }

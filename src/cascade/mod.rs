@@ -5,6 +5,7 @@
 pub mod config;
 pub mod engine;
 pub mod export;
+pub mod external;
 pub mod graph;
 pub mod ledger;
 pub mod metrics;

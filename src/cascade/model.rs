@@ -2,14 +2,15 @@
 //! simulation; its summary row is section 6's summary, and its detail
 //! tables are the trajectory (one row per round) and the final agents.
 
-use super::config::{CascadeParams, Config};
+use super::config::{CascadeParams, Config, Policy};
 use super::engine::{self, Parallelism};
 use super::export::CascadeExport;
+use super::external::AGENT_ROUND;
 use super::metrics::{self, Snapshot, Summary};
 use super::VERSION;
 use crate::model::{
-    Curves, DetailTable, Footprint, Model, Outcome, Position, Ran, Registered, RunContext, Stored,
-    TableSpec, Violation,
+    Curves, DecisionPoint, DetailTable, Footprint, Model, Outcome, Position, Ran, Registered,
+    RunContext, Stored, TableSpec, Violation,
 };
 use crate::params::{ParamError, ParamSet};
 
@@ -56,8 +57,23 @@ impl Model for Cascade {
         c.ignored()
     }
 
+    fn decision_point(cfg: &Config) -> Option<&'static DecisionPoint> {
+        (cfg.policy == Policy::External).then_some(&AGENT_ROUND)
+    }
+
     fn run(cfg: &Config, cx: &mut RunContext) -> Ran<Summary> {
-        let run = engine::simulate(cfg, Parallelism::Auto);
+        let run = if cfg.policy == Policy::External {
+            engine::simulate_deciding(cfg, &mut |asks| cx.decide(asks))
+        } else {
+            engine::simulate(cfg, Parallelism::Auto)
+        };
+        if cx.failure().is_some() {
+            // The runner records the failure; a partial trajectory is not kept.
+            return Ran {
+                summary: metrics::summarize(&run.trajectory, cfg.population),
+                violation: None,
+            };
+        }
         if let Some(mut rows) = cx.table(&TRAJECTORIES) {
             for s in &run.trajectory {
                 rows.push(s);
@@ -84,9 +100,16 @@ impl Model for Cascade {
     fn footprint(cfg: &Config) -> Footprint {
         // Agents, their quorum memory and the graph (measured: 116 bytes an
         // agent, 240 with quorum memory), with room to spare.
+        // An external round also holds every agent's request (measured:
+        // about 1.5 KB an agent as JSON values).
+        let per_agent = if cfg.policy == Policy::External {
+            2_000
+        } else {
+            400
+        };
         Footprint {
             rows: vec![u64::from(cfg.rounds) + 1, cfg.population as u64],
-            working_bytes: 400 * cfg.population as u64,
+            working_bytes: per_agent * cfg.population as u64,
         }
     }
 

@@ -44,6 +44,11 @@ pub struct RunArgs {
     /// [default: half the machine's memory].
     #[arg(long, value_name = "GB")]
     pub max_memory: Option<f64>,
+    /// Take every external arm's answers from the record log of this
+    /// results folder instead of running its policy; a run whose requests
+    /// no longer match the log fails and names the key and field.
+    #[arg(long, value_name = "DIR")]
+    pub policy_replay: Option<PathBuf>,
 }
 
 pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
@@ -71,10 +76,29 @@ pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
         .unwrap_or_else(|| Path::new("results").join(&plan.manifest.name));
     let (bar, rate) = progress::bar(plan.total, a.quiet);
     let started = Instant::now();
+    let policy = match &a.policy_replay {
+        None => crate::policy::Source::Live,
+        Some(from) => {
+            if !from.join("policy-log").is_dir() {
+                return Err(Error::Usage(format!(
+                    "--policy-replay {}: no record log there (no policy-log/ folder); give the results folder of a run with external arms",
+                    from.display()
+                )));
+            }
+            if std::fs::canonicalize(from).ok() == std::fs::canonicalize(&dir).ok() {
+                return Err(Error::Usage(format!(
+                    "--policy-replay {}: that is the output folder; replay into another one with --out",
+                    from.display()
+                )));
+            }
+            crate::policy::Source::ReplayFrom(from.clone())
+        }
+    };
     let opts = Options {
         threads,
         shard,
         force: a.force,
+        policy,
     };
     progress::stop_on_ctrl_c();
     let report = runner::execute(&plan, &dir, &opts, &|p| {

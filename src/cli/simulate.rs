@@ -84,7 +84,7 @@ pub fn replay(path: &Path, registry: &Registry) -> Result<u8> {
 /// Refuses a run (and its export) that would not fit in half the
 /// machine's memory, before anything is allocated.
 fn check_memory(model: &dyn DynModel, p: &Resolved, export: bool) -> Result<()> {
-    let fp = model.footprint(p)?;
+    let fp = model.checked(p)?.footprint;
     let rows: u64 = model
         .tables()
         .iter()

@@ -17,6 +17,16 @@ crate::words! {
     }
 }
 
+crate::words! {
+    /// Who writes the members' messages.
+    pub enum Member {
+        /// The member rules.
+        Builtin = "builtin",
+        /// An external policy (the arm's `external = { ... }`).
+        External = "external",
+    }
+}
+
 crate::params! {
     /// Every parameter of the hive model, in the column order of
     /// `runs.parquet`.
@@ -51,6 +61,8 @@ crate::params! {
         refutation_cap: Option<usize> = None, Kind::int_or_none(1, 1_000_000);
         /// a support counts only if its citation chain reaches evidence, an objection only from a member who gave evidence
         evidential: bool = false, Kind::Bool;
+        /// builtin (the member rules write the messages) or external (an external policy writes them; hive and hive+ only)
+        member: Member = Member::Builtin, Kind::choice::<Member>(), Arm, Added;
     }
 }
 
@@ -90,6 +102,7 @@ pub struct Config {
     pub mechanism: Mechanism,
     /// The effective knobs: presets with the manifest's overrides applied.
     pub policy: RoomPolicy,
+    pub member: Member,
 }
 
 impl Config {
@@ -130,6 +143,14 @@ impl Config {
                 format!("an integer in 1 ..= agents ({agents})"),
             ));
         }
+        if p.member == Member::External && mechanism != Mechanism::Hive {
+            return Err(ParamError::new(
+                "member",
+                "external",
+                &format!("the {} has no members' messages to write", p.policy),
+                "builtin, or choose policy hive or hive+".into(),
+            ));
+        }
         Ok(Config {
             seed: p.seed,
             rooms: p.rooms,
@@ -138,6 +159,7 @@ impl Config {
             noise: p.noise,
             mechanism,
             policy,
+            member: p.member,
         })
     }
 

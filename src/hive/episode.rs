@@ -5,6 +5,7 @@
 //! text says.
 
 use super::board::{Board, Mark};
+use super::external::{self, Message, Writer};
 use super::markers::{scan, Author, Kind};
 use super::member::{compose, View};
 use super::policy::RoomPolicy;
@@ -77,14 +78,30 @@ pub struct Scratch {
     seen: Board,
     text: String,
     cites: Vec<u64>,
+    /// Every message's text, kept only for an external writer.
+    messages: Vec<Message>,
 }
 
 /// Plays one room under a hive policy. `record` keeps the transcript.
 pub fn play(room: &Room, p: &RoomPolicy, record: bool) -> Outcome {
-    play_in(&mut Scratch::default(), room, p, record)
+    play_in(
+        &mut Scratch::default(),
+        room,
+        p,
+        record,
+        &mut Writer::Builtin,
+    )
 }
 
-pub fn play_in(s: &mut Scratch, room: &Room, p: &RoomPolicy, record: bool) -> Outcome {
+/// Plays one room, its members' messages written by `writer`. When an
+/// external writer fails, the room stops there (the caller discards it).
+pub fn play_in(
+    s: &mut Scratch,
+    room: &Room,
+    p: &RoomPolicy,
+    record: bool,
+    writer: &mut Writer,
+) -> Outcome {
     let n = room.members;
     // Message 1 is the operator's task; it carries no trace.
     let mut last: u64 = 1;
@@ -95,8 +112,17 @@ pub fn play_in(s: &mut Scratch, room: &Room, p: &RoomPolicy, record: bool) -> Ou
         seen,
         text,
         cites,
+        messages,
     } = s;
     marks.clear();
+    messages.clear();
+    if !matches!(writer, Writer::Builtin) {
+        messages.push(Message {
+            seq: 1,
+            author: None,
+            text: TASK.to_string(),
+        });
+    }
     own.iter_mut().for_each(Vec::clear);
     let mut prose: [Stream; MAX_MEMBERS] = std::array::from_fn(|k| room.prose(k));
     let mut threshold = [0i64; MAX_MEMBERS];
@@ -155,15 +181,44 @@ pub fn play_in(s: &mut Scratch, room: &Room, p: &RoomPolicy, record: bool) -> Ou
         } else {
             View { marks, board: live }
         };
-        compose(
-            room,
-            p,
-            speaker,
-            &view,
-            commit_phase,
-            &mut prose[speaker],
-            text,
-        );
+        match writer {
+            Writer::Builtin => compose(
+                room,
+                p,
+                speaker,
+                &view,
+                commit_phase,
+                &mut prose[speaker],
+                text,
+            ),
+            Writer::External {
+                episode,
+                decide,
+                failed,
+            } => {
+                let turn = external::Turn {
+                    turn: turns,
+                    speaker,
+                    blind,
+                    commit_phase,
+                    // The draw the member rules make first, made here too.
+                    prose: prose[speaker].below(1000),
+                    messages,
+                };
+                match external::ask(*decide, *episode, room, p, &turn) {
+                    Ok(t) => *text = t.unwrap_or_default(),
+                    Err(f) => {
+                        *failed = Some(f);
+                        break Ending::Idle;
+                    }
+                }
+                messages.push(Message {
+                    seq: last + 1,
+                    author: Some(speaker),
+                    text: text.clone(),
+                });
+            }
+        }
         last += 1;
         let first_new = marks.len();
         let author = Author::Member(speaker as u8);

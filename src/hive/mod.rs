@@ -6,6 +6,7 @@
 pub mod board;
 pub mod config;
 pub mod episode;
+pub mod external;
 pub mod fold;
 pub mod markers;
 pub mod member;

@@ -2,14 +2,15 @@
 //! over `rooms` episodes; its summary row carries the published metrics and
 //! ending counts, and an optional `episodes` table one row per room.
 
-use super::config::{Config, HiveParams};
+use super::config::{Config, HiveParams, Member};
 use super::episode::{play_in, Ending, Scratch};
+use super::external::{Writer, TURN};
 use super::policy::Mechanism;
 use super::room::{Room, OPTIONS};
 use super::VERSION;
 use crate::model::{
-    DetailTable, Footprint, Model, Position, Ran, Ranking, Registered, RunContext, Stored,
-    TableSpec, Violation,
+    DecisionPoint, DetailTable, Footprint, Model, Position, Ran, Ranking, Registered, RunContext,
+    Stored, TableSpec, Violation,
 };
 use crate::params::{ParamError, ParamSet};
 
@@ -71,7 +72,7 @@ pub const EPISODES: DetailTable<EpisodeRow> =
 pub struct Hive;
 
 /// One room under the run's mechanism: (room, ending, turns).
-fn episode(c: &Config, i: u64, scratch: &mut Scratch) -> (Room, Ending, u64) {
+fn episode(c: &Config, i: u64, scratch: &mut Scratch, writer: &mut Writer) -> (Room, Ending, u64) {
     let room = Room::new(c.seed, i, c.agents, c.topics, c.noise);
     let (ending, turns) = match c.mechanism {
         Mechanism::Ladder => (Ending::Converged(room.ladder()), 1),
@@ -80,7 +81,7 @@ fn episode(c: &Config, i: u64, scratch: &mut Scratch) -> (Room, Ending, u64) {
             c.policy.budget,
         ),
         Mechanism::Hive => {
-            let o = play_in(scratch, &room, &c.policy, false);
+            let o = play_in(scratch, &room, &c.policy, false, writer);
             (o.ending, o.turns)
         }
     };
@@ -145,14 +146,35 @@ impl Model for Hive {
         c.ignored()
     }
 
+    fn decision_point(c: &Config) -> Option<&'static DecisionPoint> {
+        (c.member == Member::External).then_some(&TURN)
+    }
+
     fn run(c: &Config, cx: &mut RunContext) -> Ran<HiveSummary> {
         let mut ends = [0u64; 4];
         let (mut turns, mut correct) = (0, 0);
         let mut violation = None;
         let mut scratch = Scratch::default();
-        let mut rows = cx.table(&EPISODES);
+        let keep = cx.wants(&EPISODES);
+        let mut rows = Vec::new();
+        let mut decide = |asks| cx.decide(asks);
         for i in 0..c.rooms {
-            let (room, ending, t) = episode(c, i, &mut scratch);
+            let mut writer = match c.member {
+                Member::Builtin => Writer::Builtin,
+                Member::External => Writer::External {
+                    episode: i,
+                    decide: &mut decide,
+                    failed: None,
+                },
+            };
+            let (room, ending, t) = episode(c, i, &mut scratch, &mut writer);
+            if let Writer::External {
+                failed: Some(_), ..
+            } = writer
+            {
+                // The runner records the failure; the rooms so far are dropped.
+                break;
+            }
             turns += t;
             ends[match ending {
                 Ending::Converged(_) => 0,
@@ -176,8 +198,8 @@ impl Model for Hive {
             if violation.is_none() {
                 violation = facts.check(c.budget());
             }
-            if let Some(rows) = rows.as_mut() {
-                rows.push(&EpisodeRow {
+            if keep {
+                rows.push(EpisodeRow {
                     episode: i,
                     truth: facts.truth.into(),
                     ending: facts.ending.into(),
@@ -185,6 +207,11 @@ impl Model for Hive {
                     correct: facts.correct,
                     turns: t,
                 });
+            }
+        }
+        if let Some(mut table) = cx.table(&EPISODES) {
+            for r in &rows {
+                table.push(r);
             }
         }
         let e = c.rooms as f64;

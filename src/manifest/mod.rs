@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use crate::model::{DynModel, Registry};
 use crate::params::{
-    lookup, show, with_role, Kind, ParamError, ParamId, ParamSpec, Resolved, Role, Value,
+    lookup, show, with_role, Kind, ParamError, ParamId, ParamSet, ParamSpec, Resolved, Role, Value,
 };
 use raw::{Ordered, RawArm, RawManifest};
 
@@ -31,6 +31,9 @@ pub struct Arm {
     pub axes: Vec<Axis>,
     /// For a generated placebo arm: the index of the arm it reruns.
     pub placebo_of: Option<usize>,
+    /// The process that decides for the arm's runs, if they hand a
+    /// decision out.
+    pub external: Option<crate::policy::External>,
 }
 
 #[derive(Clone)]
@@ -48,6 +51,9 @@ pub struct Manifest {
     pub arms: Vec<Arm>,
     /// Which of the model's detail tables to write, in the model's order.
     pub tables: Vec<bool>,
+    /// The parameters that are columns of `runs.parquet`: every one but the
+    /// later additions this manifest leaves at their defaults.
+    pub shown: ParamSet,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -69,6 +75,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 struct Ctx<'a> {
     file: &'a str,
     text: &'a str,
+    /// The manifest's folder: where external policies run.
+    folder: std::path::PathBuf,
 }
 
 impl Ctx<'_> {
@@ -90,9 +98,20 @@ impl Ctx<'_> {
 }
 
 impl Manifest {
+    /// Whether some arm hands its decisions to an external policy (its
+    /// results then carry the usage columns).
+    pub fn has_external(&self) -> bool {
+        self.arms.iter().any(|a| a.external.is_some())
+    }
+
     /// Parses and validates manifest `text`, read from `file` (for messages).
     pub fn parse(file: &str, text: &str, registry: &Registry) -> Result<Manifest, ManifestError> {
-        let cx = Ctx { file, text };
+        let folder = std::path::Path::new(file)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."))
+            .to_path_buf();
+        let cx = Ctx { file, text, folder };
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
             cx.err(
@@ -181,9 +200,26 @@ impl Manifest {
                 fixed: vec![],
                 axes: vec![],
                 placebo_of: None,
+                external: None,
             });
         }
         let tables = output(&cx, model, &raw.output)?;
+        let set = arms
+            .iter()
+            .flat_map(|a| {
+                a.fixed
+                    .iter()
+                    .map(|(id, _)| *id)
+                    .chain(a.axes.iter().map(|x| x.id))
+            })
+            .chain(taken.iter().copied());
+        let shown = specs
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.added)
+            .map(|(i, _)| ParamId(i))
+            .chain(set)
+            .fold(ParamSet::EMPTY, |acc, id| acc.union(ParamSet::of(&[id])));
         Ok(Manifest {
             file: file.to_string(),
             text: text.to_string(),
@@ -196,6 +232,7 @@ impl Manifest {
             common,
             arms,
             tables,
+            shown,
         })
     }
 }
@@ -367,18 +404,26 @@ fn arm(
     let label = format!("arm {name}");
     let mut taken: Vec<ParamId> = common.to_vec();
     let mut fixed = Vec::new();
-    if let Some(p) = &a.policy {
-        let id = with_role(specs, Role::Arm).ok_or_else(|| {
+    // Arm keys: `policy` sets the model's first arm parameter, `member` the
+    // arm parameter of that name.
+    let arm_keys = [("policy", &a.policy), ("member", &a.member)];
+    for (word, value) in arm_keys {
+        let Some(p) = value else { continue };
+        let found = specs
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.role == Role::Arm && (word == "policy" || s.name == word));
+        let id = found.map(|(i, _)| ParamId(i)).ok_or_else(|| {
             cx.err(
                 p.span(),
-                format!("[{label}] policy: this model has no policy parameter; set its parameters under fixed = {{ ... }} instead"),
+                format!("[{label}] {word}: this model has no {word} parameter; set its parameters under fixed = {{ ... }} instead"),
             )
         })?;
         let key = id.spec(specs).name;
         if taken.contains(&id) {
             return Err(cx.err(
                 p.span(),
-                format!("[{label}] policy: `{key}` is already set in [fixed] or [grid]; set it per arm only"),
+                format!("[{label}] {word}: `{key}` is already set in [fixed] or [grid]; set it per arm only"),
             ));
         }
         taken.push(id);
@@ -389,6 +434,17 @@ fn arm(
                 .map_err(|e| cx.param_err(p.span(), &label, e))?,
         ));
     }
+    let external = match &a.external {
+        None => None,
+        Some(raw) => {
+            let span = raw.span();
+            let raw = raw.clone().into_inner();
+            Some(
+                crate::policy::External::new(raw, cx.folder.clone())
+                    .map_err(|e| cx.err(span, format!("[{label}] external: {e}")))?,
+            )
+        }
+    };
     for (k, v) in &a.fixed.0 {
         let id = claim(cx, specs, k, &mut taken, &format!("{label} fixed"))?;
         fixed.push((
@@ -404,6 +460,7 @@ fn arm(
         fixed,
         axes,
         placebo_of: None,
+        external,
     })
 }
 

@@ -36,6 +36,10 @@ pub struct RawExperiment {
 pub struct RawArm {
     pub name: Spanned<String>,
     pub policy: Option<Spanned<toml::Value>>,
+    /// Who writes a member's messages (a model's arm key named `member`).
+    pub member: Option<Spanned<toml::Value>>,
+    /// The process that decides for this arm.
+    pub external: Option<Spanned<crate::policy::spec::RawExternal>>,
     #[serde(default)]
     pub fixed: Ordered,
     #[serde(default)]

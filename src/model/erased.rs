@@ -7,19 +7,31 @@ use serde_json::{json, Map, Value as Json};
 use std::marker::PhantomData;
 
 use super::capability::{Curves, Export, Outcome, Ranking, Simulation};
+use super::decide::{Decider, DecisionPoint, PolicyFailure};
 use super::record::{Column, Record, RecordError};
 use super::table::{Row, RunContext, Stored, TableSpec};
-use super::{Model, Violation};
+use super::{Footprint, Model, Violation};
 use crate::params::{lookup, ParamError, ParamSet, ParamSpec, Params, Resolved, Value};
 
 /// What one run produces: its summary row (in `summary_columns` order), the
 /// rows of each detail table (in `tables` order; empty when not asked for),
-/// and the first broken identity, if any.
+/// and the first broken identity, if any. A run whose decider failed has
+/// nulls for a summary, no detail rows, and the failure.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunOutput {
     pub summary: Row,
     pub tables: Vec<Vec<Row>>,
     pub violation: Option<Violation>,
+    pub failure: Option<PolicyFailure>,
+}
+
+/// A parameter set after the model's rules: the parameters it does not
+/// read, what a run of it holds in memory, and its decision point, if any.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    pub ignored: ParamSet,
+    pub footprint: Footprint,
+    pub decision: Option<&'static DecisionPoint>,
 }
 
 /// A model as the rest of witness sees it.
@@ -35,12 +47,17 @@ pub trait DynModel: Sync {
     /// The rules that tie parameters together, and the parameters this set
     /// does not read.
     fn check(&self, p: &Resolved) -> Result<ParamSet, ParamError>;
-    /// What a run of this parameter set holds in memory.
-    fn footprint(&self, p: &Resolved) -> Result<super::Footprint, ParamError>;
-    /// `check` and `footprint` at once (one configuration).
-    fn check_footprint(&self, p: &Resolved) -> Result<(ParamSet, super::Footprint), ParamError>;
-    /// Runs a parameter set; `want[k]` says whether table k is kept.
-    fn run(&self, p: &Resolved, want: &[bool]) -> Result<RunOutput, ParamError>;
+    /// Everything the plan needs to know of a parameter set, from one
+    /// configuration.
+    fn checked(&self, p: &Resolved) -> Result<Checked, ParamError>;
+    /// Runs a parameter set; `want[k]` says whether table k is kept, and
+    /// `decider` answers the run's decision point, if it has one.
+    fn run(
+        &self,
+        p: &Resolved,
+        want: &[bool],
+        decider: Option<&mut dyn Decider>,
+    ) -> Result<RunOutput, ParamError>;
     /// Re-derives the identities of a run's stored detail rows.
     fn audit(&self, p: &Resolved, stored: &Stored) -> Result<Option<Violation>, ParamError>;
 
@@ -163,20 +180,38 @@ impl<M: Model> DynModel for Registered<M> {
     fn check(&self, p: &Resolved) -> Result<ParamSet, ParamError> {
         Self::configure(p).map(|c| M::ignored(&c))
     }
-    fn footprint(&self, p: &Resolved) -> Result<super::Footprint, ParamError> {
-        Self::configure(p).map(|c| M::footprint(&c))
+    fn checked(&self, p: &Resolved) -> Result<Checked, ParamError> {
+        Self::configure(p).map(|c| Checked {
+            ignored: M::ignored(&c),
+            footprint: M::footprint(&c),
+            decision: M::decision_point(&c),
+        })
     }
-    fn check_footprint(&self, p: &Resolved) -> Result<(ParamSet, super::Footprint), ParamError> {
-        Self::configure(p).map(|c| (M::ignored(&c), M::footprint(&c)))
-    }
-    fn run(&self, p: &Resolved, want: &[bool]) -> Result<RunOutput, ParamError> {
+    fn run(
+        &self,
+        p: &Resolved,
+        want: &[bool],
+        decider: Option<&mut dyn Decider>,
+    ) -> Result<RunOutput, ParamError> {
         let c = Self::configure(p)?;
-        let mut cx = RunContext::new(M::TABLES, want);
+        let mut cx = RunContext::new(M::TABLES, want, decider);
         let ran = M::run(&c, &mut cx);
-        Ok(RunOutput {
-            summary: ran.summary.to_row(),
-            tables: cx.into_rows(),
-            violation: ran.violation,
+        let (tables, failure) = cx.finish();
+        Ok(match failure {
+            None => RunOutput {
+                summary: ran.summary.to_row(),
+                tables,
+                violation: ran.violation,
+                failure: None,
+            },
+            // What a model returns after its decider failed is partial, so
+            // none of it is kept.
+            Some(f) => RunOutput {
+                summary: M::Summary::COLUMNS.iter().map(|_| Value::Null).collect(),
+                tables: M::TABLES.iter().map(|_| Vec::new()).collect(),
+                violation: None,
+                failure: Some(f),
+            },
         })
     }
     fn audit(&self, p: &Resolved, stored: &Stored) -> Result<Option<Violation>, ParamError> {
@@ -267,7 +302,7 @@ fn generic_simulation(
 ) -> Result<Simulation, ParamError> {
     let ignored = m.check(p)?;
     let want = vec![with_export; m.tables().len()];
-    let out = m.run(p, &want)?;
+    let out = m.run(p, &want, None)?;
     let mut tables = Map::new();
     for (spec, rows) in m.tables().iter().zip(&out.tables) {
         let rows: Vec<Json> = rows.iter().map(|r| object(spec.columns, r)).collect();

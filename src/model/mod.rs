@@ -7,6 +7,7 @@
 //! carries, so adding a model means adding a module and one registry line.
 
 mod capability;
+mod decide;
 mod erased;
 mod record;
 pub mod reference;
@@ -14,6 +15,7 @@ mod registry;
 mod table;
 
 pub use capability::{Curves, Export, Outcome, Ranking, Simulation};
+pub use decide::{Answer, Ask, Decided, Decider, DecisionPoint, PolicyFailure};
 pub use erased::{DynModel, Registered, RunOutput};
 pub use record::{Bounds, Cell, ColType, Column, Record, RecordError};
 pub use registry::{declaration_problems, Registry};
@@ -44,8 +46,13 @@ pub trait Model: Send + Sync + 'static {
     fn ignored(_c: &Self::Config) -> ParamSet {
         ParamSet::EMPTY
     }
+    /// The decision point this configuration hands out, if any: its runs
+    /// ask `cx.decide` and need an arm with an external policy.
+    fn decision_point(_c: &Self::Config) -> Option<&'static DecisionPoint> {
+        None
+    }
     /// Runs one configuration, writing detail rows into `cx`.
-    fn run(c: &Self::Config, cx: &mut RunContext) -> Ran<Self::Summary>;
+    fn run(c: &Self::Config, cx: &mut RunContext<'_>) -> Ran<Self::Summary>;
     /// Re-derives the identities the stored detail rows must satisfy.
     fn audit(_c: &Self::Config, _stored: &Stored) -> Option<Violation> {
         None

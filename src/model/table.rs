@@ -4,6 +4,7 @@
 
 use std::marker::PhantomData;
 
+use super::decide::{Ask, Decided, Decider, PolicyFailure};
 use super::record::{Column, Record, RecordError};
 use crate::params::Value;
 
@@ -41,22 +42,55 @@ impl<R: Record> DetailTable<R> {
     }
 }
 
-/// What a run writes besides its summary: rows of the detail tables the
-/// manifest asked for.
-pub struct RunContext {
+/// What a run writes besides its summary (rows of the detail tables the
+/// manifest asked for), and who answers its decision point, if it has one.
+pub struct RunContext<'a> {
     specs: &'static [TableSpec],
     want: Vec<bool>,
     rows: Vec<Vec<Row>>,
+    decider: Option<&'a mut dyn Decider>,
+    failure: Option<PolicyFailure>,
 }
 
-impl RunContext {
+impl<'a> RunContext<'a> {
     /// `want[k]` says whether table `specs[k]` is kept.
-    pub fn new(specs: &'static [TableSpec], want: &[bool]) -> RunContext {
+    pub fn new(
+        specs: &'static [TableSpec],
+        want: &[bool],
+        decider: Option<&'a mut dyn Decider>,
+    ) -> RunContext<'a> {
         RunContext {
             specs,
             want: want.to_vec(),
             rows: specs.iter().map(|_| Vec::new()).collect(),
+            decider,
+            failure: None,
         }
+    }
+
+    /// Asks the run's decider for one barrier's decisions. An error means
+    /// the run has failed: the model stops, and whatever it returns is
+    /// replaced by a failed run.
+    pub fn decide(&mut self, asks: Vec<Ask>) -> Result<Vec<Decided>, PolicyFailure> {
+        if let Some(f) = &self.failure {
+            return Err(f.clone());
+        }
+        let result = match self.decider.as_deref_mut() {
+            Some(d) => d.decide(asks),
+            None => Err(PolicyFailure {
+                key: asks.first().map_or_else(String::new, |a| a.key.clone()),
+                message: "this run's arm names no external policy".into(),
+            }),
+        };
+        if let Err(f) = &result {
+            self.failure = Some(f.clone());
+        }
+        result
+    }
+
+    /// The decision that failed the run, if one did.
+    pub fn failure(&self) -> Option<&PolicyFailure> {
+        self.failure.as_ref()
     }
 
     /// The rows of `table`, when the manifest asked for it. Panics on a
@@ -80,9 +114,10 @@ impl RunContext {
             .any(|(s, &w)| w && s.name == table.spec.name)
     }
 
-    /// The rows written, one list per declared table (empty when not kept).
-    pub fn into_rows(self) -> Vec<Vec<Row>> {
-        self.rows
+    /// The rows written, one list per declared table (empty when not
+    /// kept), and the decision that failed the run, if one did.
+    pub fn finish(self) -> (Vec<Vec<Row>>, Option<PolicyFailure>) {
+        (self.rows, self.failure)
     }
 }
 

@@ -25,6 +25,11 @@ pub struct ParamSpec {
     pub default: fn() -> Value,
     pub doc: &'static str,
     pub role: Role,
+    /// Added after results were published: left out of run keys while at
+    /// its default, and a column of `runs.parquet` only in experiments that
+    /// set it, so results written before it existed keep their keys and
+    /// columns.
+    pub added: bool,
 }
 
 impl ParamSpec {

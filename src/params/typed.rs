@@ -119,8 +119,8 @@ pub trait Params: Sized + Clone + Send + Sync + 'static {
 /// ```
 ///
 /// Each field is `name: Type = default, kind` with an optional role
-/// (`Seed`, `Replicate`, `Arm`; `Knob` when left out), after its doc
-/// comment. Each field also becomes an associated constant of the same
+/// (`Seed`, `Replicate`, `Arm`; `Knob` when left out) and the optional flag
+/// `Added` (see `ParamSpec::added`), after its doc comment. Each field also becomes an associated constant of the same
 /// name holding its `ParamId`, for `ignored` sets and lookups.
 #[macro_export]
 macro_rules! params {
@@ -129,7 +129,7 @@ macro_rules! params {
         $vis:vis struct $name:ident {
             $(
                 $(#[doc = $doc:literal])+
-                $field:ident : $ty:ty = $default:expr, $kind:expr $(, $role:ident)? ;
+                $field:ident : $ty:ty = $default:expr, $kind:expr $(, $flag:ident)* ;
             )+
         }
     ) => {
@@ -157,7 +157,8 @@ macro_rules! params {
                         kind: $kind,
                         default: || <$ty as $crate::params::ParamType>::into_value($default),
                         doc: concat!($($doc),+),
-                        role: $crate::__param_role!($($role)?),
+                        role: $crate::__param_role!($($flag)*),
+                        added: $crate::__param_added!($($flag)*),
                     },
                 )+
             ];
@@ -202,7 +203,24 @@ macro_rules! __param_role {
     () => {
         $crate::params::Role::Knob
     };
-    ($role:ident) => {
+    (Added $($rest:ident)*) => {
+        $crate::__param_role!($($rest)*)
+    };
+    ($role:ident $($rest:ident)*) => {
         $crate::params::Role::$role
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __param_added {
+    () => {
+        false
+    };
+    (Added $($rest:ident)*) => {
+        true
+    };
+    ($role:ident $($rest:ident)*) => {
+        $crate::__param_added!($($rest)*)
     };
 }

@@ -13,8 +13,9 @@ use super::RunError;
 use crate::grid::Plan;
 use crate::model::Registry;
 use crate::params::Value;
+use crate::policy::log;
 use crate::store::digest::{combine, file_sha256};
-use crate::store::seal::{block_chunks, Seal, SealedTable};
+use crate::store::seal::{block_chunks, Seal, SealedFile, SealedTable};
 use crate::store::{parquet, FileMeta, StoreError};
 
 /// Why assembly stopped.
@@ -149,12 +150,38 @@ pub fn assemble(
         chunk_runs: plan.manifest.chunk_runs as u64,
         block_chunks: per_block,
         tables: sealed,
+        files: seal_logs(layout)?,
     };
     seal.write(&layout.dir)
         .map_err(|e| RunError::write(&layout.seal(), e))?;
     crate::crash::point("seal written");
     remove_parts(layout)?;
     Ok(failures)
+}
+
+/// Compresses the record logs of external arms and lists them for the seal.
+fn seal_logs(layout: &Layout) -> Result<Vec<SealedFile>, RunError> {
+    let failed = |e: crate::policy::log::LogError| RunError::Policy {
+        message: format!("the record log cannot be completed: {e}"),
+    };
+    log::compress_all(&layout.dir).map_err(failed)?;
+    log::log_files(&layout.dir)
+        .map_err(failed)?
+        .into_iter()
+        .map(|path| {
+            let (sha256, bytes) = file_sha256(&path).map_err(|e| RunError::io(&path, e))?;
+            let file = path
+                .strip_prefix(&layout.dir)
+                .expect("a log of the folder")
+                .to_string_lossy()
+                .into_owned();
+            Ok(SealedFile {
+                file,
+                bytes,
+                sha256,
+            })
+        })
+        .collect()
 }
 
 /// Whether the folder holds this plan's complete results: a seal for this
@@ -177,7 +204,11 @@ pub fn is_complete(plan: &Plan, layout: &Layout, tables: &[Table]) -> Result<boo
             seal.table(t.name).is_some_and(|s| {
                 std::fs::metadata(layout.table(t.name)).is_ok_and(|m| m.len() == s.bytes)
             })
-        });
+        })
+        && seal
+            .files
+            .iter()
+            .all(|f| std::fs::metadata(layout.dir.join(&f.file)).is_ok_and(|m| m.len() == f.bytes));
     if !whole {
         std::fs::remove_file(layout.seal()).map_err(|e| RunError::io(&layout.seal(), e))?;
     }
@@ -244,7 +275,7 @@ pub fn failures_in(path: &Path) -> Result<Vec<(u64, String)>, RunError> {
 pub fn merge(dir: &Path, registry: &Registry) -> Result<Vec<(u64, String)>, RunError> {
     let layout = Layout::new(dir);
     let plan = layout.read_plan(registry)?;
-    let tables = tables(plan.model(), &plan.manifest.tables);
+    let tables = tables(&plan.manifest);
     layout.remove_temporaries();
     if is_complete(&plan, &layout, &tables)? {
         remove_parts(&layout)?;

@@ -8,6 +8,7 @@ use super::tables::{metadata, run_into, Table};
 use super::{interrupted, Progress, RunError, Shard};
 use crate::grid::Plan;
 use crate::model::Row;
+use crate::policy::Policies;
 use crate::store::digest::RowDigest;
 use crate::store::{parquet, FileMeta};
 
@@ -50,16 +51,29 @@ pub fn run(
     tables: &[Table],
     chunk: u64,
     shard: Shard,
+    policies: &Policies,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Option<Vec<(u64, String)>>, RunError> {
     let mut rows: Vec<Vec<Row>> = tables.iter().map(|_| Vec::new()).collect();
     let mut failures = Vec::new();
+    let stopped = |message| Err(RunError::Policy { message });
+    if let Some(why) = policies.stopped() {
+        return stopped(why);
+    }
+    let mut logs = policies.chunk(chunk).map_err(|e| RunError::Policy {
+        message: format!("the record log cannot be read: {e}"),
+    })?;
     for id in chunk_runs(plan, chunk) {
         if interrupted() {
             return Ok(None);
         }
-        if let Some(v) = run_into(plan, tables, id, &mut rows) {
-            failures.push((id, v.to_string()));
+        let failed = run_into(plan, tables, id, &mut rows, policies, Some(&mut logs));
+        if let Some(why) = policies.stopped() {
+            // The run was cut short; answers had so far are in the log.
+            return stopped(why);
+        }
+        if let Some(v) = failed {
+            failures.push((id, v));
         }
         progress(Progress::Ran(1));
     }

@@ -42,7 +42,6 @@ fn human_secs(s: f64) -> String {
 }
 
 pub fn estimate(plan: &Plan) -> String {
-    let model = plan.model();
     let mut ids: Vec<u64> = plan
         .arm_ranges()
         .iter()
@@ -56,11 +55,18 @@ pub fn estimate(plan: &Plan) -> String {
     );
     ids.sort_unstable();
     ids.dedup();
-    let tables = tables(model, &plan.manifest.tables);
+    let tables = tables(&plan.manifest);
     let mut rows: Vec<Vec<Row>> = tables.iter().map(|_| Vec::new()).collect();
     let started = Instant::now();
     for &id in &ids {
-        run_into(plan, &tables, id, &mut rows);
+        run_into(
+            plan,
+            &tables,
+            id,
+            &mut rows,
+            &crate::policy::Policies::none(),
+            None,
+        );
     }
     let per_run = started.elapsed().as_secs_f64() / ids.len().max(1) as f64;
     let threads = rayon::current_num_threads();

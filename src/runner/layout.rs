@@ -16,6 +16,9 @@ use crate::store::{atomic, seal};
 /// set takes them along, since they describe the old results.
 const ANALYSIS_FILES: &[&str] = &["compare.csv", "compare.json", "summary.csv", "rank.csv"];
 const ANALYSIS_DIRS: &[&str] = &["plots"];
+/// The record logs of external arms and their processes' stderr: part of
+/// the results, replaced with them.
+const POLICY_DIRS: &[&str] = &["policy-log", "policy-logs"];
 
 #[derive(Clone, Debug)]
 pub struct Layout {
@@ -197,6 +200,12 @@ impl Layout {
             fs::rename(staging.table(t), self.table(t)).map_err(io(&self.table(t)))?;
             crate::crash::point("table promoted");
         }
+        for d in POLICY_DIRS {
+            let from = staging.dir.join(d);
+            if from.is_dir() {
+                fs::rename(&from, self.dir.join(d)).map_err(io(&self.dir.join(d)))?;
+            }
+        }
         fs::rename(staging.manifest(), self.manifest()).map_err(io(&self.manifest()))?;
         crate::crash::point("manifest promoted");
         fs::rename(staging.seal(), self.seal()).map_err(io(&self.seal()))?;
@@ -223,7 +232,9 @@ impl Layout {
             if ours && entry.path().is_file() {
                 remove_file(&entry.path())?;
             }
-            if ANALYSIS_DIRS.contains(&name.as_str()) && entry.path().is_dir() {
+            let dir =
+                ANALYSIS_DIRS.contains(&name.as_str()) || POLICY_DIRS.contains(&name.as_str());
+            if dir && entry.path().is_dir() {
                 fs::remove_dir_all(entry.path()).map_err(io(entry.path()))?;
             }
         }

@@ -24,6 +24,7 @@ use layout::Layout;
 use tables::{tables, Table};
 
 use crate::grid::Plan;
+use crate::policy::{ArmPolicy, Policies, Source};
 use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +68,10 @@ pub enum RunError {
     Plan(#[from] crate::grid::PlanError),
     #[error("could not start {threads} threads: {message}")]
     Pool { threads: usize, message: String },
+    /// An external policy cannot be used (it does not start, or its log
+    /// disagrees with it); what was saved stays saved.
+    #[error("{message}")]
+    Policy { message: String },
 }
 
 impl RunError {
@@ -111,6 +116,36 @@ pub struct Options {
     pub threads: Option<usize>,
     pub shard: Option<Shard>,
     pub force: bool,
+    /// Where external arms' answers come from.
+    pub policy: Source,
+}
+
+/// The external arms of a plan, for a run into (or a check of) `dir`.
+pub fn policies(plan: &Plan, dir: &Path, source: &Source) -> Policies {
+    let model = plan.model();
+    let ranges = plan.arm_ranges();
+    let arms = plan
+        .manifest
+        .arms
+        .iter()
+        .zip(&ranges)
+        .map(|(arm, runs)| {
+            let ext = arm.external.as_ref()?;
+            let point = model
+                .checked(&plan.run(runs.clone().next()?).params)
+                .ok()?
+                .decision?;
+            Some(ArmPolicy::new(
+                &arm.name,
+                ext,
+                point,
+                (model.name(), model.version()),
+                dir,
+                source,
+            ))
+        })
+        .collect();
+    Policies::new(arms)
 }
 
 /// What a run reports as it goes.
@@ -158,7 +193,7 @@ pub fn execute(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Report, RunError> {
     let target = Layout::new(dir);
-    let tables = tables(plan.model(), &plan.manifest.tables);
+    let tables = tables(&plan.manifest);
     let shard = opts.shard.unwrap_or(Shard { index: 0, count: 1 });
     let work = target.prepare(&plan.manifest.text, opts.force, shard.count > 1)?;
     work.remove_temporaries();
@@ -184,6 +219,39 @@ pub fn execute(
         }
         return Ok(report);
     }
+    let policies = policies(plan, &work.dir, &opts.policy);
+    let result = run_chunks(
+        plan,
+        &target,
+        &work,
+        &tables,
+        &mine,
+        shard,
+        opts,
+        &policies,
+        progress,
+        &mut report,
+    );
+    policies.shutdown();
+    result?;
+    Ok(report)
+}
+
+/// Runs the chunks of this shard not yet done, and assembles the results
+/// when they are all there.
+#[allow(clippy::too_many_arguments)]
+fn run_chunks(
+    plan: &Plan,
+    target: &Layout,
+    work: &Layout,
+    tables: &[Table],
+    mine: &[u64],
+    shard: Shard,
+    opts: &Options,
+    policies: &Policies,
+    progress: &(dyn Fn(Progress) + Sync),
+    report: &mut Report,
+) -> Result<(), RunError> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.unwrap_or(0))
         .build()
@@ -194,8 +262,8 @@ pub fn execute(
     // A second pass reruns chunks whose parts assembly found damaged.
     for pass in 0..2 {
         let mut todo = Vec::new();
-        for &c in &mine {
-            if chunk::done(&work, plan, c) {
+        for &c in mine {
+            if chunk::done(work, plan, c) {
                 if pass == 0 {
                     report.chunks_resumed += 1;
                     progress(Progress::Resumed(chunk_runs(plan, c).count() as u64));
@@ -206,7 +274,7 @@ pub fn execute(
         }
         let executed: Vec<Option<Vec<(u64, String)>>> = pool.install(|| {
             todo.par_iter()
-                .map(|&c| chunk::run(plan, &work, &tables, c, shard, progress))
+                .map(|&c| chunk::run(plan, work, tables, c, shard, policies, progress))
                 .collect::<Result<_, _>>()
         })?;
         for (&c, ran) in todo.iter().zip(&executed) {
@@ -214,19 +282,16 @@ pub fn execute(
                 report.runs_executed += chunk_runs(plan, c).count() as u64;
             }
         }
-        report.chunks_done = mine
-            .iter()
-            .filter(|&&c| chunk::done(&work, plan, c))
-            .count() as u64;
+        report.chunks_done = mine.iter().filter(|&&c| chunk::done(work, plan, c)).count() as u64;
         if executed.iter().any(Option::is_none) || interrupted() {
             report.interrupted = true;
-            return Ok(report);
+            return Ok(());
         }
         if shard.count > 1 {
             report.failures = executed.into_iter().flatten().flatten().collect();
-            return Ok(report);
+            return Ok(());
         }
-        match assemble(plan, &work, &tables) {
+        match assemble(plan, work, tables) {
             Ok(failures) => {
                 report.failures = failures;
                 report.assembled = true;
@@ -234,7 +299,7 @@ pub fn execute(
             }
             Err(Assembly::Damaged(chunks)) if pass == 0 => {
                 for &c in &chunks {
-                    chunk::remove(&work, &tables, c)?;
+                    chunk::remove(work, tables, c)?;
                 }
                 report.redone.extend(chunks);
             }
@@ -248,9 +313,9 @@ pub fn execute(
         }
     }
     if work.is_staging() {
-        target.promote(&work, &table_names(&tables))?;
+        target.promote(work, &table_names(tables))?;
     }
-    Ok(report)
+    Ok(())
 }
 
 fn table_names(tables: &[Table]) -> Vec<&str> {

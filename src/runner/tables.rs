@@ -4,8 +4,11 @@
 //! file carries.
 
 use crate::grid::{run_key, Plan, RunSpec};
-use crate::model::{ColType, Column, Row, RunOutput, Violation};
-use crate::params::{Kind, ParamSpec, Value};
+use crate::manifest::Manifest;
+use crate::model::{ColType, Column, Decider, Record, Row, RunOutput, Violation};
+use crate::params::{Kind, ParamId, ParamSpec, Value};
+use crate::policy::usage::PolicyUsage;
+use crate::policy::{ChunkLogs, Policies};
 use crate::store::FileMeta;
 
 pub struct Table {
@@ -38,13 +41,13 @@ const FAILED: Column = Column::new(
     "failed",
     ColType::Bool,
     false,
-    "an accounting identity broke",
+    "an accounting identity broke, or an external policy's decision could not be had",
 );
 const FAILURE: Column = Column::new(
     "failure",
     ColType::Str,
     true,
-    "which identity broke, where and how",
+    "which identity broke, where and how; or which decision failed",
 );
 
 /// A parameter as a column of `runs.parquet`.
@@ -60,19 +63,33 @@ pub fn param_column(spec: &ParamSpec) -> Column {
     Column::new(spec.name, ty, nullable, spec.doc)
 }
 
-/// The columns of `runs.parquet` for a model.
-pub fn runs_columns(model: &dyn crate::model::DynModel) -> Vec<Column> {
+/// The columns of `runs.parquet` for an experiment.
+pub fn runs_columns(manifest: &Manifest) -> Vec<Column> {
+    let model = manifest.model;
     let mut columns = vec![RUN_ID, RUN_KEY, ARM];
-    columns.extend(model.params().iter().map(param_column));
+    columns.extend(shown(manifest).map(|(_, spec)| param_column(spec)));
     columns.extend_from_slice(model.summary_columns());
+    if manifest.has_external() {
+        columns.extend_from_slice(PolicyUsage::COLUMNS);
+    }
     columns.push(FAILED);
     columns.push(FAILURE);
     columns
 }
 
+/// The parameters that are columns of `runs.parquet`, with their index.
+fn shown(manifest: &Manifest) -> impl Iterator<Item = (usize, &'static ParamSpec)> + '_ {
+    let specs = manifest.model.params();
+    specs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| manifest.shown.contains(ParamId(*i)))
+}
+
 /// The tables an experiment writes: the wanted detail tables, then `runs`
 /// last, because a chunk counts as done once its `runs` part exists.
-pub fn tables(model: &dyn crate::model::DynModel, want: &[bool]) -> Vec<Table> {
+pub fn tables(manifest: &Manifest) -> Vec<Table> {
+    let (model, want) = (manifest.model, &manifest.tables);
     let mut out: Vec<Table> = model
         .tables()
         .iter()
@@ -91,25 +108,32 @@ pub fn tables(model: &dyn crate::model::DynModel, want: &[bool]) -> Vec<Table> {
     out.push(Table {
         name: "runs",
         model_table: None,
-        columns: runs_columns(model),
+        columns: runs_columns(manifest),
     });
     out
 }
 
-pub fn run_row(plan: &Plan, spec: &RunSpec, out: &RunOutput) -> Row {
+/// What a run of an external arm adds to its row.
+pub type Usage = Option<PolicyUsage>;
+
+pub fn run_row(plan: &Plan, spec: &RunSpec, out: &RunOutput, usage: &Usage) -> Row {
     let mut row = vec![
         Value::Int(spec.run_id as i64),
-        Value::Str(run_key(plan.model().name(), &spec.params)),
+        Value::Str(run_key(plan.model(), &spec.params)),
         Value::Str(plan.arm_name(spec.arm).to_string()),
     ];
-    row.extend(spec.params.values.iter().map(|(_, v)| v.clone()));
+    row.extend(shown(&plan.manifest).map(|(i, _)| spec.params.values[i].1.clone()));
     row.extend(out.summary.iter().cloned());
-    row.push(Value::Bool(out.violation.is_some()));
-    row.push(
-        out.violation
-            .as_ref()
-            .map_or(Value::Null, |v| Value::Str(v.to_string())),
-    );
+    if plan.manifest.has_external() {
+        usage.clone().unwrap_or_default().push_values(&mut row);
+    }
+    let failure = match (&out.violation, &out.failure) {
+        (Some(v), _) => Some(v.to_string()),
+        (None, Some(f)) => Some(format!("external policy: {f}")),
+        (None, None) => None,
+    };
+    row.push(Value::Bool(failure.is_some()));
+    row.push(failure.map_or(Value::Null, Value::Str));
     row
 }
 
@@ -124,22 +148,64 @@ fn refused(model_summary: &[Column], why: String) -> RunOutput {
             at: None,
             detail: why,
         }),
+        failure: None,
     }
 }
 
+/// Runs one run, its decisions (if it hands some out) answered by its
+/// arm's policy through `logs`; returns its output and usage.
+pub fn run_one(
+    plan: &Plan,
+    spec: &RunSpec,
+    policies: &Policies,
+    logs: Option<&mut ChunkLogs>,
+) -> (RunOutput, Usage) {
+    let model = plan.model();
+    let mut client = logs.and_then(|l| {
+        l.client(
+            policies,
+            spec.arm,
+            run_key(model, &spec.params),
+            params_json(&spec.params),
+        )
+    });
+    let decider = client.as_mut().map(|c| c as &mut dyn Decider);
+    let out = model
+        .run(&spec.params, &plan.manifest.tables, decider)
+        .unwrap_or_else(|e| refused(model.summary_columns(), e.to_string()));
+    let usage = client.map(|c| {
+        let mut u = c.usage;
+        if let Ok(id) = c.arm.identity() {
+            u.identify(&id);
+        }
+        u.policy_failure = out.failure.as_ref().map(|f| f.to_string());
+        u
+    });
+    (out, usage)
+}
+
+/// Every resolved parameter as a JSON object, as a policy is told them.
+pub fn params_json(p: &crate::params::Resolved) -> serde_json::Value {
+    serde_json::Value::Object(
+        p.values
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_json()))
+            .collect(),
+    )
+}
+
 /// Runs `id` and appends its rows to `rows` (one buffer per table, in
-/// `tables` order); returns its broken identity, if any.
+/// `tables` order); returns its failure, if any.
 pub fn run_into(
     plan: &Plan,
     tables: &[Table],
     id: u64,
     rows: &mut [Vec<Row>],
-) -> Option<Violation> {
+    policies: &Policies,
+    logs: Option<&mut ChunkLogs>,
+) -> Option<String> {
     let spec = plan.run(id);
-    let model = plan.model();
-    let mut out = model
-        .run(&spec.params, &plan.manifest.tables)
-        .unwrap_or_else(|e| refused(model.summary_columns(), e.to_string()));
+    let (mut out, usage) = run_one(plan, &spec, policies, logs);
     for (buffer, table) in rows.iter_mut().zip(tables) {
         match table.model_table {
             Some(k) => {
@@ -150,10 +216,14 @@ pub fn run_into(
                     .unwrap_or_default();
                 buffer.extend(detail_rows(id, detail));
             }
-            None => buffer.push(run_row(plan, &spec, &out)),
+            None => buffer.push(run_row(plan, &spec, &out, &usage)),
         }
     }
-    out.violation
+    match (out.violation, out.failure) {
+        (Some(v), _) => Some(v.to_string()),
+        (None, Some(f)) => Some(format!("external policy: {f}")),
+        (None, None) => None,
+    }
 }
 
 pub fn detail_rows(run_id: u64, rows: Vec<Row>) -> impl Iterator<Item = Row> {

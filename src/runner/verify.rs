@@ -15,11 +15,12 @@ use std::path::Path;
 
 use super::chunk::chunk_count;
 use super::layout::Layout;
-use super::tables::{run_row, tables, Table};
+use super::tables::{run_one, run_row, tables, Table};
 use super::RunError;
 use crate::grid::{run_key, Plan};
 use crate::model::{Column, Registry, Row, Stored};
 use crate::params::Value;
+use crate::policy::{ChunkLogs, Policies};
 use crate::store::digest::{combine, file_sha256, RowDigest};
 use crate::store::seal::{block_chunks, Seal};
 use crate::store::{parquet, FileMeta, StoreError};
@@ -272,12 +273,13 @@ fn open_table(
 pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyReport, RunError> {
     let layout = Layout::new(dir);
     let plan = layout.read_plan(registry)?;
-    let tables = tables(plan.model(), &plan.manifest.tables);
+    let tables = tables(&plan.manifest);
     let mut report = VerifyReport {
         details: tables.len() > 1,
         ..VerifyReport::default()
     };
     let seal = Seal::read(dir).map_err(|e| RunError::corrupt(&layout.seal(), e))?;
+    let policies = super::policies(&plan, dir, &crate::policy::Source::Verify);
     match &seal {
         None if layout.parts().exists() => {
             return Err(RunError::Incomplete {
@@ -303,6 +305,9 @@ pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyR
             ))
         }
         Some(_) => {}
+    }
+    if let Some(s) = &seal {
+        check_sealed_files(dir, s, &mut report.problems);
     }
     let mut streams = Vec::new();
     for table in &tables {
@@ -392,12 +397,40 @@ pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyR
             }
         }
         let paths = streams_paths(&streams);
-        let checked: Vec<(bool, bool, Vec<String>)> = (start..end)
+        // Chunk by chunk, so an external arm's record log is read once per
+        // chunk and only a few chunks' logs are held at a time.
+        let checked: Vec<(bool, bool, Vec<String>)> = (start / chunk..end.div_ceil(chunk))
             .into_par_iter()
-            .map(|id| {
-                let suspect = suspect[(id - start) as usize];
-                let replay = (sampled(id) || suspect).then_some(suspect);
-                check_run(&plan, &tables, &paths, &rows, id, replay)
+            .flat_map_iter(|c| {
+                let runs = c * chunk..((c + 1) * chunk).min(end);
+                let replays = |id: u64| {
+                    let suspect = suspect[(id - start) as usize];
+                    (sampled(id) || suspect).then_some(suspect)
+                };
+                let mut logs = match runs.clone().any(|id| replays(id).is_some()) {
+                    true => Some(policies.chunk(c)),
+                    false => None,
+                };
+                runs.map(|id| {
+                    let logs = match logs.as_mut() {
+                        Some(Err(e)) => {
+                            return (false, false, vec![format!("run {id}: cannot replay: {e}")])
+                        }
+                        Some(Ok(l)) => Some(l),
+                        None => None,
+                    };
+                    check_run(
+                        &plan,
+                        &tables,
+                        &paths,
+                        &rows,
+                        id,
+                        replays(id),
+                        &policies,
+                        logs,
+                    )
+                })
+                .collect::<Vec<_>>()
             })
             .collect();
         for (audited, replayed, p) in checked {
@@ -431,6 +464,43 @@ pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyR
     Ok(report)
 }
 
+/// The files besides the tables (record logs) against the seal: every
+/// sealed one present with its bytes, and none unsealed.
+fn check_sealed_files(dir: &Path, seal: &Seal, problems: &mut Vec<String>) {
+    for f in &seal.files {
+        let path = dir.join(&f.file);
+        match file_sha256(&path) {
+            Err(e) => problems.push(format!("{}: {e}; the seal lists it", path.display())),
+            Ok((sha256, bytes)) if sha256 != f.sha256 || bytes != f.bytes => problems.push(format!(
+                "{}: its bytes are not the ones written ({bytes} bytes, SHA-256 {}…; the seal says {} bytes, {}…)",
+                path.display(),
+                &sha256[..12],
+                f.bytes,
+                &f.sha256[..12.min(f.sha256.len())]
+            )),
+            Ok(_) => {}
+        }
+    }
+    match crate::policy::log::log_files(dir) {
+        Err(e) => problems.push(e.to_string()),
+        Ok(files) => {
+            for path in files {
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .into_owned();
+                if !seal.files.iter().any(|f| f.file == rel) {
+                    problems.push(format!(
+                        "{}: a record log the seal does not list (added after the results were complete?)",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+}
+
 fn streams_paths(streams: &[RowStream]) -> Vec<String> {
     streams.iter().map(|s| s.path.clone()).collect()
 }
@@ -442,6 +512,7 @@ fn rows_of(rows: &[StoredRow], id: u64) -> Vec<&StoredRow> {
 }
 
 /// (audited, replayed, problems) of one run.
+#[allow(clippy::too_many_arguments)]
 fn check_run(
     plan: &Plan,
     tables: &[Table],
@@ -449,6 +520,8 @@ fn check_run(
     rows: &[Vec<StoredRow>],
     id: u64,
     replay: Option<bool>,
+    policies: &Policies,
+    logs: Option<&mut ChunkLogs>,
 ) -> (bool, bool, Vec<String>) {
     let model = plan.model();
     let spec = plan.run(id);
@@ -488,7 +561,7 @@ fn check_run(
             .map(|k| &stored.values[k])
             .expect("a column of runs.parquet")
     };
-    let key = run_key(model.name(), &spec.params);
+    let key = run_key(model, &spec.params);
     if *named("run_key") != Value::Str(key.clone()) {
         problems.push(format!(
             "{who}: {runs_file}, row {}, column run_key: stored {}, the manifest gives {key}",
@@ -496,7 +569,14 @@ fn check_run(
             named("run_key")
         ));
     }
-    for (name, v) in &spec.params.values {
+    let shown = |i: usize| plan.manifest.shown.contains(crate::params::ParamId(i));
+    for (_, (name, v)) in spec
+        .params
+        .values
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| shown(*i))
+    {
         if !same(named(name), v, false) {
             problems.push(format!(
                 "{who}: {runs_file}, row {}, column {name}: stored {}, the manifest gives {v}",
@@ -505,7 +585,10 @@ fn check_run(
             ));
         }
     }
-    if *named("failed") == Value::Bool(true) {
+    // A decision an external policy could not give is a recorded outcome;
+    // a broken identity is not.
+    let policy_failed = plan.manifest.has_external() && *named("policy_failure") != Value::Null;
+    if *named("failed") == Value::Bool(true) && !policy_failed {
         problems.push(format!(
             "{who}: recorded a broken identity: {}",
             named("failure")
@@ -535,10 +618,10 @@ fn check_run(
     }
     let audited = !details.is_empty();
     if let Some(exact) = replay {
-        match model.run(&spec.params, &plan.manifest.tables) {
-            Err(e) => problems.push(format!("{who}: cannot replay: {e}")),
-            Ok(out) => {
-                let fresh = run_row(plan, &spec, &out)[1..].to_vec();
+        {
+            let (out, usage) = run_one(plan, &spec, policies, logs);
+            {
+                let fresh = run_row(plan, &spec, &out, &usage)[1..].to_vec();
                 if let Some(d) = first_difference(runs_file, &columns, &[stored], &[fresh], exact) {
                     problems.push(format!("{who}: {d}"));
                 }

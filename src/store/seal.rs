@@ -26,6 +26,18 @@ pub struct Seal {
     /// Chunks per digest block.
     pub block_chunks: u64,
     pub tables: Vec<SealedTable>,
+    /// Other files that are part of the results (external arms' record
+    /// logs), by path within the folder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<SealedFile>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SealedFile {
+    pub file: String,
+    pub bytes: u64,
+    pub sha256: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

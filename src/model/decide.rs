@@ -1,0 +1,65 @@
+//! Decisions a model hands to someone else. A model with a decision point
+//! (an agent's move in a round, a member's message in a turn) collects the
+//! decisions of one barrier, with the draws already made and what the
+//! decider may see, asks a `Decider` for all of them at once, and applies
+//! the answers in its own order. Who answers, and how (a process, a log, a
+//! test double), is not the model's business; an answer is data, checked
+//! before the model sees it.
+
+use serde_json::Value as Json;
+
+/// A place in a model where an outside agent may decide.
+#[derive(Clone, Copy, Debug)]
+pub struct DecisionPoint {
+    /// The protocol's name for it, e.g. `cascade.agent_round`.
+    pub name: &'static str,
+    /// Actions whose answer must carry a belief in 0..=1.
+    pub belief_for: &'static [&'static str],
+    /// Actions whose answer must carry text.
+    pub text_for: &'static [&'static str],
+    /// The longest text an answer may carry, in bytes.
+    pub text_limit: usize,
+    /// The action `fallback` may name: what the model does for a decision
+    /// that could not be had.
+    pub safe: &'static str,
+}
+
+/// One decision asked: a key unique within the run (`r7/a12`), what the
+/// decider observes (draws included), and the actions it may take.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ask {
+    pub key: String,
+    pub obs: Json,
+    pub allowed: &'static [&'static str],
+}
+
+/// An answer that passed the decision point's checks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    pub action: String,
+    pub belief: Option<f64>,
+    pub text: Option<String>,
+}
+
+/// What the model is to apply for one ask.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decided {
+    Answer(Answer),
+    /// No usable answer was had; the model takes its safe action.
+    Fallback,
+}
+
+/// A decision that could not be had and whose arm falls back to failing
+/// the run: the run is recorded as failed with this, and the others go on.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct PolicyFailure {
+    pub key: String,
+    pub message: String,
+}
+
+/// Answers a model's asks: all the decisions of one barrier, answered in
+/// the order asked.
+pub trait Decider {
+    fn decide(&mut self, asks: Vec<Ask>) -> Result<Vec<Decided>, PolicyFailure>;
+}

@@ -1,0 +1,372 @@
+//! The decider a run of an external arm is given. For each barrier it
+//! answers from the record log what the log holds for the same request,
+//! asks the arm's processes only for the rest (splitting, retrying and
+//! checking answers), logs every new outcome before returning it, and
+//! counts usage from the log entries alone, so a run answered from the log
+//! is the same run, row for row, as the one that asked.
+
+use serde_json::{json, Map, Value as Json};
+use std::collections::HashMap;
+
+use super::log::{ChunkLog, Entry, Outcome, Writer};
+use super::protocol::{self, Identity, Item, Usage};
+use super::spec::Fallback;
+use super::usage::PolicyUsage;
+use super::{ArmPolicy, Mode};
+use crate::model::{Ask, Decided, Decider, PolicyFailure};
+
+/// One external arm's log for the chunk being run.
+pub struct ChunkArm {
+    pub log: ChunkLog,
+    /// Where new outcomes are written (none when verifying).
+    pub writer: Option<Writer>,
+}
+
+pub struct Client<'a> {
+    pub arm: &'a ArmPolicy,
+    pub log: &'a mut ChunkArm,
+    pub run_key: String,
+    pub params: Json,
+    pub usage: PolicyUsage,
+}
+
+/// A decision being asked: its place among the asks, the request, and
+/// what its attempts have gathered.
+struct Pending {
+    at: usize,
+    key: String,
+    sha: String,
+    errors: Vec<String>,
+    usage: Usage,
+    attempts: u32,
+    /// The policy said not to try again.
+    given_up: bool,
+    done: Option<(Outcome, Option<Json>)>,
+}
+
+impl<'a> Client<'a> {
+    pub fn new(arm: &'a ArmPolicy, log: &'a mut ChunkArm, run_key: String, params: Json) -> Self {
+        Client {
+            arm,
+            log,
+            run_key,
+            params,
+            usage: PolicyUsage {
+                decisions: Some(0),
+                policy_errors: Some(0),
+                fallbacks: Some(0),
+                ..PolicyUsage::default()
+            },
+        }
+    }
+
+    fn fail(&self, key: &str, message: String) -> PolicyFailure {
+        PolicyFailure {
+            key: key.to_string(),
+            message,
+        }
+    }
+
+    /// Asks the processes for `pending`, retrying each decision up to the
+    /// arm's `retries`; fills in every outcome.
+    fn ask(
+        &mut self,
+        asks: &[Ask],
+        keys: &[String],
+        pending: &mut [Pending],
+    ) -> Result<(), PolicyFailure> {
+        let arm = self.arm;
+        let pool = arm.pool.as_ref().expect("a live arm has processes");
+        let (running, batch_size) = pool.identity().map_err(|e| {
+            arm.stop(e.clone());
+            self.fail(&pending[0].key, e)
+        })?;
+        let logged = arm.identity().map_err(|e| self.fail(&pending[0].key, e))?;
+        if running != logged {
+            let e = format!(
+                "arm {}: `{}` now reports policy {:?} {:?} ({}), but the record log was written by {:?} {:?} ({}); \
+                 restore that policy to resume, or run into a new folder (--out)",
+                arm.arm,
+                arm.ext.shown(),
+                running.name,
+                running.version,
+                running.digest,
+                logged.name,
+                logged.version,
+                logged.digest
+            );
+            arm.stop(e.clone());
+            return Err(self.fail(&pending[0].key, e));
+        }
+        let prefix = keys[pending[0].at]
+            .rsplit_once('/')
+            .map_or(keys[pending[0].at].as_str(), |(p, _)| p)
+            .to_string();
+        let mut sent = 0usize;
+        loop {
+            let todo: Vec<usize> = (0..pending.len())
+                .filter(|&i| pending[i].done.is_none())
+                .collect();
+            if todo.is_empty() {
+                return Ok(());
+            }
+            for group in todo.chunks(batch_size) {
+                let batch = format!("{prefix}/b{sent}");
+                sent += 1;
+                let items: Vec<Item> = group
+                    .iter()
+                    .map(|&i| {
+                        let a = &asks[pending[i].at];
+                        Item {
+                            key: &pending[i].key,
+                            obs: &a.obs,
+                            allowed: a.allowed,
+                        }
+                    })
+                    .collect();
+                let line = protocol::decide(&batch, &self.run_key, &self.params, &items);
+                drop(items);
+                let wanted: HashMap<String, usize> =
+                    group.iter().map(|&i| (pending[i].key.clone(), i)).collect();
+                let reply = pool.send(&line, |m| {
+                    let replies = protocol::decisions(m, &batch)?;
+                    let mut seen = std::collections::HashSet::new();
+                    for r in &replies {
+                        if !wanted.contains_key(r.key.as_str()) {
+                            return Err(format!("answered key {} (not in batch {batch})", r.key));
+                        }
+                        if !seen.insert(r.key.clone()) {
+                            return Err(format!("answered key {} twice", r.key));
+                        }
+                    }
+                    Ok(replies)
+                });
+                let (replies, batch_failed) = match reply {
+                    Ok(r) => (r, false),
+                    Err(super::pool::BatchError::Fatal(e)) => {
+                        arm.stop(e.clone());
+                        return Err(self.fail(&pending[group[0]].key, e));
+                    }
+                    Err(super::pool::BatchError::Failed(e)) => {
+                        for &i in group {
+                            pending[i].attempts += 1;
+                            pending[i]
+                                .errors
+                                .push(format!("{}: batch {batch}: {e}", pending[i].key));
+                        }
+                        (Vec::new(), true)
+                    }
+                };
+                let mut answered = vec![false; pending.len()];
+                for r in replies {
+                    let i = wanted[r.key.as_str()];
+                    answered[i] = true;
+                    let p = &mut pending[i];
+                    p.attempts += 1;
+                    add_usage(&mut p.usage, &r.usage);
+                    let a = &asks[p.at];
+                    match r.answer {
+                        Ok(raw) => match protocol::check(&p.key, a.allowed, &raw, arm.point) {
+                            Ok(_) => p.done = Some((Outcome::Answer, Some(stored_answer(&raw)))),
+                            Err(e) => p.errors.push(e),
+                        },
+                        Err(e) => {
+                            p.errors.push(format!(
+                                "{}: the policy reported {}: {}",
+                                p.key, e.kind, e.message
+                            ));
+                            p.given_up |= !e.retryable;
+                        }
+                    }
+                }
+                for &i in group {
+                    let p = &mut pending[i];
+                    if !batch_failed && !answered[i] {
+                        p.attempts += 1;
+                        p.errors
+                            .push(format!("{}: no answer in batch {batch}", p.key));
+                    }
+                    if p.done.is_none() && (p.given_up || p.attempts > arm.ext.retries) {
+                        p.done = Some((
+                            match arm.ext.fallback {
+                                Fallback::FailRun => Outcome::Failed,
+                                Fallback::Safe(_) => Outcome::Fallback,
+                            },
+                            None,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The answer as kept in the log: what the policy said, without the key
+/// and usage the log keeps elsewhere.
+fn stored_answer(raw: &Json) -> Json {
+    let mut m = Map::new();
+    if let Some(obj) = raw.as_object() {
+        for (k, v) in obj {
+            if !matches!(k.as_str(), "key" | "usage") {
+                m.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Json::Object(m)
+}
+
+fn add_usage(total: &mut Usage, u: &Usage) {
+    let add = |a: &mut Option<u64>, b: Option<u64>| {
+        if let Some(b) = b {
+            *a = Some(a.unwrap_or(0).saturating_add(b));
+        }
+    };
+    add(&mut total.input_tokens, u.input_tokens);
+    add(&mut total.output_tokens, u.output_tokens);
+    add(&mut total.cached_tokens, u.cached_tokens);
+    add(&mut total.cost_microusd, u.cost_microusd);
+    add(&mut total.latency_ms, u.latency_ms);
+    if u.model.is_some() {
+        total.model.clone_from(&u.model);
+    }
+}
+
+impl Decider for Client<'_> {
+    fn decide(&mut self, asks: Vec<Ask>) -> Result<Vec<Decided>, PolicyFailure> {
+        if asks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let arm = self.arm;
+        let keys: Vec<String> = asks
+            .iter()
+            .map(|a| format!("{}/{}", self.run_key, a.key))
+            .collect();
+        let identity: Identity = arm.identity().map_err(|e| self.fail(&keys[0], e))?;
+        let mut entries: Vec<Option<Entry>> = vec![None; asks.len()];
+        let mut pending = Vec::new();
+        for (at, a) in asks.iter().enumerate() {
+            let item = Item {
+                key: &keys[at],
+                obs: &a.obs,
+                allowed: a.allowed,
+            };
+            let sha = protocol::request_sha256(&item, &identity);
+            match self.log.log.entries.get(&keys[at]) {
+                Some(e) if e.request_sha256 == sha => entries[at] = Some(e.clone()),
+                Some(e) => {
+                    let why = changed_request(e, a);
+                    let message = format!("the request no longer matches the logged one: {why}");
+                    return Err(match arm.mode {
+                        Mode::Live => {
+                            let m = format!(
+                                "{}: {message}; the record log was written by another build or model; \
+                                 run into a new folder (--out), or rerun it with --policy-replay to list every change",
+                                keys[at]
+                            );
+                            arm.stop(m.clone());
+                            self.fail(&keys[at], m)
+                        }
+                        _ => self.fail(&keys[at], message),
+                    });
+                }
+                None if arm.mode != Mode::Live => {
+                    return Err(
+                        self.fail(&keys[at], "no answer in the record log for this key".into())
+                    )
+                }
+                None => pending.push(Pending {
+                    at,
+                    key: keys[at].clone(),
+                    sha,
+                    errors: Vec::new(),
+                    usage: Usage::default(),
+                    attempts: 0,
+                    given_up: false,
+                    done: None,
+                }),
+            }
+        }
+        if !pending.is_empty() {
+            let asked = self.ask(&asks, &keys, &mut pending);
+            // What was had is logged even when the run is stopping.
+            let fresh: Vec<Entry> = pending
+                .iter()
+                .filter_map(|p| {
+                    let (outcome, answer) = p.done.clone()?;
+                    Some(
+                        Entry {
+                            key: p.key.clone(),
+                            request_sha256: p.sha.clone(),
+                            obs: asks[p.at].obs.clone(),
+                            allowed: asks[p.at].allowed.iter().map(|s| s.to_string()).collect(),
+                            outcome,
+                            answer,
+                            errors: p.errors.clone(),
+                            usage: p.usage.clone(),
+                            attempts: p.attempts,
+                            check: String::new(),
+                        }
+                        .sealed(),
+                    )
+                })
+                .collect();
+            if let Some(w) = self.log.writer.as_mut() {
+                if let Err(e) = w.append(&fresh) {
+                    let m = format!("cannot write the record log: {e}");
+                    arm.stop(m.clone());
+                    return Err(self.fail(&keys[0], m));
+                }
+            }
+            asked?;
+            for (p, e) in pending.iter().zip(fresh) {
+                entries[p.at] = Some(e);
+            }
+        }
+        if let Some(w) = self
+            .log
+            .writer
+            .as_mut()
+            .filter(|_| arm.mode == Mode::ReplayInto)
+        {
+            // A replay into a new folder keeps its own copy of what it used.
+            let used: Vec<Entry> = entries.iter().flatten().cloned().collect();
+            w.append(&used)
+                .map_err(|e| self.fail(&keys[0], format!("cannot write the record log: {e}")))?;
+        }
+        let mut out = Vec::with_capacity(asks.len());
+        for (e, a) in entries.into_iter().zip(&asks) {
+            let e = e.expect("every ask has an entry");
+            self.usage.count(&e);
+            out.push(match e.outcome {
+                Outcome::Answer => {
+                    let raw = e.answer.clone().unwrap_or(Json::Null);
+                    let answer =
+                        protocol::check(&e.key, a.allowed, &raw, arm.point).map_err(|m| {
+                            self.fail(&e.key, format!("the logged answer is not valid: {m}"))
+                        })?;
+                    Decided::Answer(answer)
+                }
+                Outcome::Fallback => Decided::Fallback,
+                Outcome::Failed => {
+                    let last = e.errors.last().cloned().unwrap_or_default();
+                    return Err(self.fail(
+                        &e.key,
+                        format!(
+                            "no usable answer after {} attempt(s); last: {last}",
+                            e.attempts
+                        ),
+                    ));
+                }
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The first field where a request differs from the logged one.
+fn changed_request(logged: &Entry, now: &Ask) -> String {
+    let old = json!({"obs": logged.obs, "allowed": logged.allowed});
+    let new = json!({"obs": now.obs, "allowed": now.allowed});
+    crate::jsondiff::first_difference(&old, &new, 0.0, false)
+        .unwrap_or_else(|| "the policy identity differs".into())
+}

@@ -1,0 +1,318 @@
+//! witness-policy/1 on the wire: JSON Lines, one object a line. The runner
+//! says `hello`, the process answers `ready` with its identity; each
+//! `decide` carries the decisions of one round of one run, and the process
+//! answers `decisions`, items matched by key; `bye` ends it. Answers are
+//! data: each is checked against what the decision point allows before it
+//! is used.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value as Json};
+
+use crate::model::{Answer, DecisionPoint};
+
+pub const PROTOCOL: &str = "witness-policy/1";
+
+/// What identifies a policy: what it says of itself in `ready`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    pub name: String,
+    pub version: String,
+    pub digest: String,
+}
+
+/// A decision as sent: its full key, what the decider observes, and the
+/// actions it may take.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Item<'a> {
+    pub key: &'a str,
+    pub obs: &'a Json,
+    pub allowed: &'a [&'static str],
+}
+
+/// What an answer cost, as the process reports it; every field optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Usage {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub input_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cached_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cost_microusd: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub latency_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub model: Option<String>,
+}
+
+impl Usage {
+    pub fn is_empty(&self) -> bool {
+        *self == Usage::default()
+    }
+}
+
+pub fn hello(model: &str, version: &str, decision: &str, max_batch: usize) -> String {
+    json!({"type": "hello", "protocol": PROTOCOL, "model": model, "model_version": version,
+           "decision": decision, "max_batch": max_batch})
+    .to_string()
+}
+
+pub fn decide(batch: &str, run_key: &str, params: &Json, items: &[Item]) -> String {
+    json!({"type": "decide", "batch": batch, "run": {"run_key": run_key, "params": params}, "items": items})
+        .to_string()
+}
+
+pub fn bye() -> String {
+    json!({"type": "bye"}).to_string()
+}
+
+/// The `ready` message: the identity and the batch size the process takes.
+pub fn ready(msg: &Json) -> Result<(Identity, Option<usize>), String> {
+    if msg["type"] != "ready" {
+        return Err(format!("expected a `ready` message, got {}", short(msg)));
+    }
+    match &msg["protocol"] {
+        Json::Null => {}
+        Json::String(p) if p == PROTOCOL => {}
+        other => {
+            return Err(format!(
+                "`ready` protocol = {other}: this runner speaks {PROTOCOL:?} only"
+            ))
+        }
+    }
+    let identity: Identity = serde_json::from_value(msg["policy"].clone())
+        .map_err(|e| format!("`ready` needs policy {{name, version, digest}} (strings): {e}"))?;
+    let max_batch = match &msg["max_batch"] {
+        Json::Null => None,
+        v => Some(
+            v.as_u64()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("`ready` max_batch = {v}: a whole number above 0"))?
+                as usize,
+        ),
+    };
+    Ok((identity, max_batch))
+}
+
+/// One item of a `decisions` message: its key, and the answer or the error.
+pub struct Reply {
+    pub key: String,
+    pub answer: Result<Json, ItemError>,
+    pub usage: Usage,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ItemError {
+    pub kind: String,
+    pub message: String,
+    pub retryable: bool,
+}
+
+/// The items of a `decisions` message for `batch`.
+pub fn decisions(msg: &Json, batch: &str) -> Result<Vec<Reply>, String> {
+    if msg["type"] != "decisions" {
+        return Err(format!("expected `decisions`, got {}", short(msg)));
+    }
+    if msg["batch"] != batch {
+        return Err(format!(
+            "`decisions` for batch {}, expected {batch}",
+            msg["batch"]
+        ));
+    }
+    let items = msg["items"]
+        .as_array()
+        .ok_or("`decisions` needs an items array")?;
+    items
+        .iter()
+        .map(|it| {
+            let key = it["key"]
+                .as_str()
+                .ok_or_else(|| format!("a decision without a key: {}", short(it)))?
+                .to_string();
+            let usage: Usage = match &it["usage"] {
+                Json::Null => Usage::default(),
+                u => serde_json::from_value(u.clone()).map_err(|e| format!("{key}: usage: {e}"))?,
+            };
+            let answer = match &it["error"] {
+                Json::Null => Ok(it.clone()),
+                e => Err(ItemError {
+                    kind: e["kind"].as_str().unwrap_or("provider").to_string(),
+                    message: e["message"].as_str().unwrap_or("").to_string(),
+                    retryable: e["retryable"].as_bool().unwrap_or(true),
+                }),
+            };
+            Ok(Reply { key, answer, usage })
+        })
+        .collect()
+}
+
+/// Checks an answer against the actions allowed and the decision point's
+/// rules; an error names the key and the field:
+/// `<key>: belief = 1.7: out of range 0..=1`.
+pub fn check(
+    key: &str,
+    allowed: &[&str],
+    raw: &Json,
+    point: &DecisionPoint,
+) -> Result<Answer, String> {
+    let action = raw["action"]
+        .as_str()
+        .ok_or_else(|| format!("{key}: action: missing (allowed: {})", allowed.join(", ")))?;
+    if !allowed.contains(&action) {
+        return Err(format!(
+            "{key}: action = {action:?}: not allowed here (allowed: {})",
+            allowed.join(", ")
+        ));
+    }
+    let belief = match &raw["belief"] {
+        Json::Null => None,
+        v => Some(
+            v.as_f64()
+                .filter(|b| b.is_finite() && (0.0..=1.0).contains(b))
+                .ok_or_else(|| format!("{key}: belief = {}: out of range 0..=1", short(v)))?,
+        ),
+    };
+    if point.belief_for.contains(&action) && belief.is_none() {
+        return Err(format!(
+            "{key}: belief: missing; action {action} needs a number in 0..=1"
+        ));
+    }
+    let text = match &raw["text"] {
+        Json::Null => None,
+        Json::String(s) if s.len() <= point.text_limit => Some(s.clone()),
+        Json::String(s) => {
+            return Err(format!(
+                "{key}: text: {} bytes, over the limit of {}",
+                s.len(),
+                point.text_limit
+            ))
+        }
+        v => return Err(format!("{key}: text = {}: not a string", short(v))),
+    };
+    if point.text_for.contains(&action) && text.is_none() {
+        return Err(format!("{key}: text: missing; action {action} needs text"));
+    }
+    Ok(Answer {
+        action: action.to_string(),
+        belief,
+        text,
+    })
+}
+
+/// JSON with every object's keys sorted, so equal values give equal text
+/// whatever order they were built in.
+pub fn canonical(v: &Json) -> String {
+    let mut out = String::new();
+    write_canonical(v, &mut out);
+    out
+}
+
+fn write_canonical(v: &Json, out: &mut String) {
+    match v {
+        Json::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Json::String(k.clone()).to_string());
+                out.push(':');
+                write_canonical(&m[k], out);
+            }
+            out.push('}');
+        }
+        Json::Array(items) => {
+            out.push('[');
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(x, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The hash a logged answer is filed under: the request item (key,
+/// observation, allowed actions) and the identity of the policy asked.
+pub fn request_sha256(item: &Item, policy: &Identity) -> String {
+    use sha2::{Digest, Sha256};
+    let text = canonical(&json!({"item": item, "policy": policy}));
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A message cut short for an error.
+fn short(v: &Json) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 120 {
+        format!("{}…", s.chars().take(120).collect::<String>())
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POINT: DecisionPoint = DecisionPoint {
+        name: "test.point",
+        belief_for: &["read"],
+        text_for: &["post"],
+        text_limit: 8,
+        safe: "read",
+    };
+
+    #[test]
+    fn answers_are_checked_and_errors_name_the_key_and_field() {
+        let allowed = ["check", "read"];
+        let check = |raw: Json| check("k/r1/a2", &allowed, &raw, &POINT);
+        let ok = check(json!({"action": "read", "belief": 0.25})).unwrap();
+        assert_eq!((ok.action.as_str(), ok.belief), ("read", Some(0.25)));
+        let err = |raw: Json| check(raw).unwrap_err();
+        assert_eq!(
+            err(json!({"action": "read", "belief": 1.7})),
+            "k/r1/a2: belief = 1.7: out of range 0..=1"
+        );
+        assert!(err(json!({"action": "jump"})).contains("not allowed here (allowed: check, read)"));
+        assert!(err(json!({"action": "read"})).contains("belief: missing"));
+        assert!(err(json!({"belief": 0.5})).contains("action: missing"));
+        assert!(err(json!({"action": "read", "belief": "0.5"})).contains("out of range"));
+    }
+
+    #[test]
+    fn canonical_text_ignores_key_order_only() {
+        let a: Json = serde_json::from_str(r#"{"b": [1, {"y": 2, "x": 0.1}], "a": null}"#).unwrap();
+        let b: Json = serde_json::from_str(r#"{"a": null, "b": [1, {"x": 0.1, "y": 2}]}"#).unwrap();
+        assert_eq!(canonical(&a), canonical(&b));
+        assert_eq!(canonical(&a), r#"{"a":null,"b":[1,{"x":0.1,"y":2}]}"#);
+        let c: Json = serde_json::from_str(r#"{"a": null, "b": [{"x": 0.1, "y": 2}, 1]}"#).unwrap();
+        assert_ne!(canonical(&a), canonical(&c));
+    }
+
+    #[test]
+    fn ready_is_checked() {
+        let ok = json!({"type": "ready", "policy": {"name": "p", "version": "1", "digest": "d"}});
+        assert_eq!(ready(&ok).unwrap().1, None);
+        let mut v2 = ok.clone();
+        v2["protocol"] = json!("witness-policy/2");
+        assert!(ready(&v2)
+            .unwrap_err()
+            .contains("speaks \"witness-policy/1\" only"));
+        assert!(ready(&json!({"type": "ready"}))
+            .unwrap_err()
+            .contains("policy {name, version, digest}"));
+        let mut zero = ok;
+        zero["max_batch"] = json!(0);
+        assert!(ready(&zero).unwrap_err().contains("max_batch = 0"));
+    }
+}
