@@ -8,14 +8,14 @@
 //! agent order once every one is in: the round is a barrier, as it is for
 //! the built-in rules.
 
-use serde_json::{json, Value as Json};
+use serde::Serialize;
 
 use super::config::{Config, Grounding};
 use super::engine::{clip, ground, Agent, NOT_PENDING, SLOTS};
 use super::graph::Graph;
 use super::ledger::{self, Ledger};
 use super::metrics::Counters;
-use crate::model::{Ask, Decided, DecisionPoint, PolicyFailure};
+use crate::model::{Ask, Decided, DecisionPoint, Obs, PolicyFailure};
 use crate::rng::{extend, Stream};
 
 pub const AGENT_ROUND: DecisionPoint = DecisionPoint {
@@ -118,6 +118,41 @@ fn roots(l: &Ledger) -> Vec<&'static str> {
     l.roots().iter().map(|&r| ledger::name(r)).collect()
 }
 
+// What an agent observes, serialized straight to canonical JSON: the
+// fields of each struct are declared in alphabetical order.
+
+#[derive(Serialize)]
+struct Observation {
+    agent: usize,
+    belief: f64,
+    checked: bool,
+    draws: Draws,
+    ledger: Vec<LedgerRoot>,
+    messages: [Message; SLOTS],
+    neighbours: usize,
+    pending_round: Option<u32>,
+    round: u32,
+}
+
+#[derive(Serialize)]
+struct Draws {
+    check: Option<f64>,
+    slots: [u64; SLOTS],
+}
+
+#[derive(Serialize)]
+struct LedgerRoot {
+    root: &'static str,
+    verified: bool,
+}
+
+#[derive(Serialize)]
+struct Message {
+    belief: f64,
+    from: u32,
+    roots: Vec<&'static str>,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn observation(
     r: u32,
@@ -128,29 +163,36 @@ fn observation(
     picks: &[u64; SLOTS],
     u: Option<f64>,
     prev: &[Agent],
-) -> Json {
-    let ledger: Vec<Json> = a
+) -> Obs {
+    let ledger = a
         .ledger
         .roots()
         .iter()
-        .map(|&root| json!({"root": ledger::name(root), "verified": ledger::verified(root)}))
-        .collect();
-    let messages: Vec<Json> = slots
-        .iter()
-        .map(|&j| {
-            let from = &prev[j as usize];
-            json!({"from": j, "belief": from.p, "roots": roots(&from.ledger)})
+        .map(|&root| LedgerRoot {
+            root: ledger::name(root),
+            verified: ledger::verified(root),
         })
         .collect();
-    json!({
-        "round": r,
-        "agent": i,
-        "belief": a.p,
-        "checked": a.checked,
-        "pending_round": (a.pending != NOT_PENDING).then_some(a.pending),
-        "ledger": ledger,
-        "neighbours": degree,
-        "messages": messages,
-        "draws": {"check": u, "slots": picks},
+    let messages = slots.map(|j| {
+        let from = &prev[j as usize];
+        Message {
+            belief: from.p,
+            from: j,
+            roots: roots(&from.ledger),
+        }
+    });
+    Obs::of(&Observation {
+        agent: i,
+        belief: a.p,
+        checked: a.checked,
+        draws: Draws {
+            check: u,
+            slots: *picks,
+        },
+        ledger,
+        messages,
+        neighbours: degree,
+        pending_round: (a.pending != NOT_PENDING).then_some(a.pending),
+        round: r,
     })
 }

@@ -77,6 +77,10 @@ pub enum Command {
         /// once [default: half the machine's memory].
         #[arg(long, value_name = "GB")]
         max_memory: Option<f64>,
+        /// Start each external arm's policy once, check its handshake, and
+        /// time one of its runs (answers go to a scratch folder).
+        #[arg(long)]
+        probe_policy: bool,
     },
     /// Run every run of a manifest into a results folder (resumes if interrupted).
     Run(RunArgs),
@@ -138,7 +142,8 @@ pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
             manifest,
             max_runs,
             max_memory,
-        } => plan::plan(&manifest, max_runs, max_memory, registry),
+            probe_policy,
+        } => plan::plan(&manifest, max_runs, max_memory, probe_policy, registry),
         Command::Run(args) => run::run(&args, registry),
         Command::Merge { dir, quiet } => merge::merge(&dir, quiet, registry),
         Command::Verify { dir, replay, all } => verify::verify(&dir, replay, all, registry),

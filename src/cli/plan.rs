@@ -7,7 +7,30 @@ use crate::error::{Error, Result};
 use crate::grid::{Plan, Validation};
 use crate::model::Registry;
 use crate::params::Value;
+use crate::policy::Policies;
 use crate::runner::{chunk_count, estimate::estimate};
+use std::sync::atomic::Ordering;
+
+/// A scratch folder that removes itself.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempfile_dir() -> Result<Scratch> {
+    let dir = std::env::temp_dir().join(format!("witness-probe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| Error::Usage(format!("{}: {e}", dir.display())))?;
+    Ok(Scratch(dir))
+}
 
 /// Expands and checks the whole grid, and that `threads` chunks of it fit
 /// in `max_memory` bytes (default: half the machine's memory).
@@ -22,7 +45,71 @@ pub(super) fn checked_plan(
     plan.check_size(max_runs)?;
     let v = plan.validate()?;
     check_memory(&plan, &v, threads, max_memory)?;
+    check_commands(&plan)?;
     Ok((plan, v.warnings))
+}
+
+/// Every external arm that will start a process names a program that exists.
+fn check_commands(plan: &Plan) -> Result<()> {
+    for arm in &plan.manifest.arms {
+        let Some(ext) = arm.external.as_ref().filter(|e| !e.replay) else {
+            continue;
+        };
+        crate::policy::probe::program(ext).map_err(|e| {
+            Error::Usage(format!(
+                "{}: [[arm]] {} external command {:?}: {e}",
+                plan.manifest.file, arm.name, ext.command
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// What `plan` says of each external arm; with `probe`, what it learned
+/// from starting the policy and timing one run.
+fn describe_policies(plan: &Plan, probe: Option<&Policies>) {
+    for (i, arm) in plan.manifest.arms.iter().enumerate() {
+        let Some(ext) = &arm.external else { continue };
+        let how = if ext.replay {
+            "answers from the record log only (replay = \"require\")".to_string()
+        } else {
+            format!(
+                "`{}`, {} process(es), timeout {} s, {} retries",
+                ext.shown(),
+                ext.jobs,
+                ext.timeout.as_secs_f64(),
+                ext.retries
+            )
+        };
+        println!("policy     arm {}: {how}", arm.name);
+        let Some(live) = probe.and_then(|p| p.arm(i)) else {
+            if !ext.replay {
+                println!(
+                    "           not started; `plan --probe-policy` starts it once and times a run"
+                );
+            }
+            continue;
+        };
+        if let Some(why) = live.stopped() {
+            println!("           FAILED: {why}");
+            continue;
+        }
+        match live.identity() {
+            Ok(id) => println!(
+                "           reports {} {} (digest {})",
+                id.name, id.version, id.digest
+            ),
+            Err(e) => println!("           FAILED: {e}"),
+        }
+        let asked = live.asked.load(Ordering::Relaxed);
+        let secs = live.waited_ns.load(Ordering::Relaxed) as f64 / 1e9;
+        if asked > 0 {
+            println!(
+                "           decided {asked} decisions of a sample run in {secs:.2} s: {:.0} decisions/s per process",
+                asked as f64 / secs.max(1e-9)
+            );
+        }
+    }
 }
 
 fn gigabytes(b: u64) -> String {
@@ -92,10 +179,15 @@ pub fn plan(
     path: &Path,
     max_runs: u64,
     max_memory: Option<f64>,
+    probe_policy: bool,
     registry: &Registry,
 ) -> Result<u8> {
     let threads = rayon::current_num_threads();
     let (plan, warnings) = checked_plan(path, max_runs, threads, max_memory, registry)?;
+    // A probe's answers go to a scratch folder, removed afterwards.
+    let scratch = tempfile_dir()?;
+    let probe = probe_policy
+        .then(|| crate::runner::policies(&plan, scratch.path(), &crate::policy::Source::Live));
     let m = &plan.manifest;
     let model = m.model;
     let specs = model.params();
@@ -142,7 +234,11 @@ pub fn plan(
         chunk_count(&plan),
         m.chunk_runs
     );
-    println!("{}", estimate(&plan));
+    println!("{}", estimate(&plan, probe.as_ref()));
+    describe_policies(&plan, probe.as_ref());
+    if let Some(p) = &probe {
+        p.shutdown();
+    }
     if warnings.is_empty() {
         println!("warnings   none");
     }

@@ -10,7 +10,7 @@ use serde_json::{json, Value as Json};
 
 use super::policy::RoomPolicy;
 use super::room::{Role, Room, MEMBERS, OPTIONS};
-use crate::model::{Ask, Decided, DecisionPoint, PolicyFailure};
+use crate::model::{Ask, Decided, DecisionPoint, Obs, PolicyFailure};
 
 /// The longest message a policy may write, in bytes.
 pub const TEXT_LIMIT: usize = 4096;
@@ -117,7 +117,7 @@ pub fn ask(
     });
     let ask = Ask {
         key: format!("e{episode}/t{}/m{k}", t.turn),
-        obs,
+        obs: Obs::from_json(&obs),
         allowed: POST,
     };
     let mut answers = decide(vec![ask])?;

@@ -6,6 +6,7 @@
 //! test double), is not the model's business; an answer is data, checked
 //! before the model sees it.
 
+use serde::Serialize;
 use serde_json::Value as Json;
 
 /// A place in a model where an outside agent may decide.
@@ -29,8 +30,42 @@ pub struct DecisionPoint {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ask {
     pub key: String,
-    pub obs: Json,
+    pub obs: Obs,
     pub allowed: &'static [&'static str],
+}
+
+/// An observation as canonical JSON text (every object's keys sorted, no
+/// spaces): the form it is hashed, sent and logged in, made once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Obs(String);
+
+impl Obs {
+    /// From a value whose objects already have their keys in sorted order,
+    /// such as a struct deriving `Serialize` with its fields declared
+    /// alphabetically (the cheap way, for decision points asked often).
+    /// Debug builds check the order.
+    pub fn of<T: Serialize>(v: &T) -> Obs {
+        let text = serde_json::to_string(v).expect("an observation is JSON");
+        debug_assert_eq!(
+            crate::policy::protocol::canonical(&serde_json::from_str(&text).expect("JSON")),
+            text,
+            "an observation's keys must be declared in sorted order"
+        );
+        Obs(text)
+    }
+
+    /// From any JSON value.
+    pub fn from_json(v: &Json) -> Obs {
+        Obs(crate::policy::protocol::canonical(v))
+    }
+
+    pub fn text(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_text(self) -> String {
+        self.0
+    }
 }
 
 /// An answer that passed the decision point's checks.

@@ -15,7 +15,7 @@ mod registry;
 mod table;
 
 pub use capability::{Curves, Export, Outcome, Ranking, Simulation};
-pub use decide::{Answer, Ask, Decided, Decider, DecisionPoint, PolicyFailure};
+pub use decide::{Answer, Ask, Decided, Decider, DecisionPoint, Obs, PolicyFailure};
 pub use erased::{DynModel, Registered, RunOutput};
 pub use record::{Bounds, Cell, ColType, Column, Record, RecordError};
 pub use registry::{declaration_problems, Registry};

@@ -5,8 +5,10 @@
 //! counts usage from the log entries alone, so a run answered from the log
 //! is the same run, row for row, as the one that asked.
 
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 
 use super::log::{ChunkLog, Entry, Outcome, Writer};
 use super::protocol::{self, Identity, Item, Usage};
@@ -72,6 +74,7 @@ impl<'a> Client<'a> {
     fn ask(
         &mut self,
         asks: &[Ask],
+        texts: &[Box<RawValue>],
         keys: &[String],
         pending: &mut [Pending],
     ) -> Result<(), PolicyFailure> {
@@ -116,11 +119,11 @@ impl<'a> Client<'a> {
                 let items: Vec<Item> = group
                     .iter()
                     .map(|&i| {
-                        let a = &asks[pending[i].at];
+                        let at = pending[i].at;
                         Item {
                             key: &pending[i].key,
-                            obs: &a.obs,
-                            allowed: a.allowed,
+                            obs: &texts[at],
+                            allowed: asks[at].allowed,
                         }
                     })
                     .collect();
@@ -128,6 +131,7 @@ impl<'a> Client<'a> {
                 drop(items);
                 let wanted: HashMap<String, usize> =
                     group.iter().map(|&i| (pending[i].key.clone(), i)).collect();
+                let started = std::time::Instant::now();
                 let reply = pool.send(&line, |m| {
                     let replies = protocol::decisions(m, &batch)?;
                     let mut seen = std::collections::HashSet::new();
@@ -141,6 +145,9 @@ impl<'a> Client<'a> {
                     }
                     Ok(replies)
                 });
+                arm.waited_ns
+                    .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                arm.asked.fetch_add(group.len() as u64, Ordering::Relaxed);
                 let (replies, batch_failed) = match reply {
                     Ok(r) => (r, false),
                     Err(super::pool::BatchError::Fatal(e)) => {
@@ -242,19 +249,25 @@ impl Decider for Client<'_> {
             .map(|a| format!("{}/{}", self.run_key, a.key))
             .collect();
         let identity: Identity = arm.identity().map_err(|e| self.fail(&keys[0], e))?;
+        // Each observation was written out once, canonically, by the model:
+        // the request hash, the message and the log all use that text.
+        let mut texts: Vec<Box<RawValue>> = asks
+            .iter()
+            .map(|a| RawValue::from_string(a.obs.text().to_string()).expect("canonical JSON"))
+            .collect();
         let mut entries: Vec<Option<Entry>> = vec![None; asks.len()];
         let mut pending = Vec::new();
         for (at, a) in asks.iter().enumerate() {
             let item = Item {
                 key: &keys[at],
-                obs: &a.obs,
+                obs: &texts[at],
                 allowed: a.allowed,
             };
             let sha = protocol::request_sha256(&item, &identity);
             match self.log.log.entries.get(&keys[at]) {
                 Some(e) if e.request_sha256 == sha => entries[at] = Some(e.clone()),
                 Some(e) => {
-                    let why = changed_request(e, a);
+                    let why = changed_request(e, &texts[at], a.allowed);
                     let message = format!("the request no longer matches the logged one: {why}");
                     return Err(match arm.mode {
                         Mode::Live => {
@@ -287,17 +300,18 @@ impl Decider for Client<'_> {
             }
         }
         if !pending.is_empty() {
-            let asked = self.ask(&asks, &keys, &mut pending);
+            let asked = self.ask(&asks, &texts, &keys, &mut pending);
             // What was had is logged even when the run is stopping.
             let fresh: Vec<Entry> = pending
                 .iter()
                 .filter_map(|p| {
                     let (outcome, answer) = p.done.clone()?;
+                    let obs = std::mem::replace(&mut texts[p.at], empty_text());
                     Some(
                         Entry {
                             key: p.key.clone(),
                             request_sha256: p.sha.clone(),
-                            obs: asks[p.at].obs.clone(),
+                            obs,
                             allowed: asks[p.at].allowed.iter().map(|s| s.to_string()).collect(),
                             outcome,
                             answer,
@@ -363,10 +377,15 @@ impl Decider for Client<'_> {
     }
 }
 
+fn empty_text() -> Box<RawValue> {
+    RawValue::from_string("null".into()).expect("JSON")
+}
+
 /// The first field where a request differs from the logged one.
-fn changed_request(logged: &Entry, now: &Ask) -> String {
-    let old = json!({"obs": logged.obs, "allowed": logged.allowed});
-    let new = json!({"obs": now.obs, "allowed": now.allowed});
+fn changed_request(logged: &Entry, obs: &RawValue, allowed: &[&str]) -> String {
+    let parse = |t: &RawValue| serde_json::from_str::<Json>(t.get()).unwrap_or(Json::Null);
+    let old = json!({"obs": parse(&logged.obs), "allowed": logged.allowed});
+    let new = json!({"obs": parse(obs), "allowed": allowed});
     crate::jsondiff::first_difference(&old, &new, 0.0, false)
         .unwrap_or_else(|| "the policy identity differs".into())
 }

@@ -8,13 +8,14 @@
 //! can say which field changed, and a checksum, so an edited line is named.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value as Json;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::protocol::{canonical, Identity, Usage};
+use super::protocol::{Identity, Usage};
 
 /// How a logged decision ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,14 +30,15 @@ pub enum Outcome {
 }
 
 /// One logged decision.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
     pub key: String,
     /// SHA-256 of the canonical request item and the policy's identity.
     pub request_sha256: String,
-    /// The observation and allowed actions as sent.
-    pub obs: Json,
+    /// The observation (canonical JSON, kept as text) and the allowed
+    /// actions, as sent.
+    pub obs: Box<RawValue>,
     pub allowed: Vec<String>,
     pub outcome: Outcome,
     /// The answer as given (action, belief, text, note), for `Answer`.
@@ -54,15 +56,20 @@ pub struct Entry {
     pub check: String,
 }
 
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        self.line() == other.line()
+    }
+}
+
 impl Entry {
-    fn checksum(&self) -> String {
-        let mut bare = self.clone();
-        bare.check = String::new();
-        let v = serde_json::to_value(&bare).expect("an entry is JSON");
-        format!(
-            "{:016x}",
-            xxhash_rust::xxh3::xxh3_64(canonical(&v).as_bytes())
-        )
+    /// XXH3 of the entry's line with an empty checksum: a line read back
+    /// serializes to the same text, so any edit shows.
+    fn checksum(&mut self) -> String {
+        let kept = std::mem::take(&mut self.check);
+        let line = self.line();
+        self.check = kept;
+        format!("{:016x}", xxhash_rust::xxh3::xxh3_64(line.as_bytes()))
     }
 
     /// The entry with its checksum filled in.
@@ -161,9 +168,10 @@ pub fn load(path: &Path) -> Result<ChunkLog, LogError> {
             line: i + 1,
             message,
         };
-        let e: Entry =
+        let mut e: Entry =
             serde_json::from_str(line).map_err(|e| bad(format!("not a record log entry: {e}")))?;
-        if e.check != e.checksum() {
+        let sum = e.checksum();
+        if e.check != sum {
             return Err(bad(format!(
                 "key {}: the entry was changed after it was written (its checksum no longer matches); \
                  restore the log, or run the arm again into a new folder",
@@ -310,7 +318,7 @@ mod tests {
         Entry {
             key: key.into(),
             request_sha256: "00".into(),
-            obs: json!({"belief": 0.5}),
+            obs: RawValue::from_string(r#"{"belief":0.5}"#.into()).unwrap(),
             allowed: vec!["read".into()],
             outcome: Outcome::Answer,
             answer: Some(json!({"action": "read", "belief": 0.25})),

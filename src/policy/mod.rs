@@ -10,11 +10,13 @@
 //! - `process`, `pool`: the processes of an arm;
 //! - `log`: the record log;
 //! - `client`: the decider a run is given;
-//! - `usage`: the columns of cost and reliability.
+//! - `usage`: the columns of cost and reliability;
+//! - `probe`: checks before a run.
 
 pub mod client;
 pub mod log;
 pub mod pool;
+pub mod probe;
 pub mod process;
 pub mod protocol;
 pub mod spec;
@@ -22,6 +24,7 @@ pub mod usage;
 
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use crate::model::DecisionPoint;
@@ -66,6 +69,10 @@ pub struct ArmPolicy {
     pub target: Option<PathBuf>,
     recorded: Mutex<Option<Identity>>,
     stopped: Mutex<Option<String>>,
+    /// Decisions asked of the processes in this `witness run`, and the
+    /// time spent waiting for them, for the rate `run` and `plan` report.
+    pub asked: AtomicU64,
+    pub waited_ns: AtomicU64,
 }
 
 impl ArmPolicy {
@@ -99,6 +106,8 @@ impl ArmPolicy {
             target,
             recorded: Mutex::new(None),
             stopped: Mutex::new(None),
+            asked: AtomicU64::new(0),
+            waited_ns: AtomicU64::new(0),
         }
     }
 
@@ -171,6 +180,11 @@ impl Policies {
 
     pub fn arm(&self, i: usize) -> Option<&ArmPolicy> {
         self.arms.get(i).and_then(Option::as_ref)
+    }
+
+    /// The external arms.
+    pub fn arms(&self) -> impl Iterator<Item = &ArmPolicy> {
+        self.arms.iter().flatten()
     }
 
     /// Why the run must stop, if an arm's policy cannot be used.

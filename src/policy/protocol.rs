@@ -6,6 +6,7 @@
 //! is used.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{json, Value as Json};
 
 use crate::model::{Answer, DecisionPoint};
@@ -22,10 +23,11 @@ pub struct Identity {
 
 /// A decision as sent: its full key, what the decider observes, and the
 /// actions it may take.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Item<'a> {
     pub key: &'a str,
-    pub obs: &'a Json,
+    /// The observation as canonical JSON text.
+    pub obs: &'a RawValue,
     pub allowed: &'a [&'static str],
 }
 
@@ -59,9 +61,31 @@ pub fn hello(model: &str, version: &str, decision: &str, max_batch: usize) -> St
     .to_string()
 }
 
+/// A `decide` message, serialized from borrowed parts (no copy of the
+/// observations is made on the way).
+#[derive(Serialize)]
+struct DecideMsg<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    batch: &'a str,
+    run: RunInfo<'a>,
+    items: &'a [Item<'a>],
+}
+
+#[derive(Serialize)]
+struct RunInfo<'a> {
+    run_key: &'a str,
+    params: &'a Json,
+}
+
 pub fn decide(batch: &str, run_key: &str, params: &Json, items: &[Item]) -> String {
-    json!({"type": "decide", "batch": batch, "run": {"run_key": run_key, "params": params}, "items": items})
-        .to_string()
+    serde_json::to_string(&DecideMsg {
+        kind: "decide",
+        batch,
+        run: RunInfo { run_key, params },
+        items,
+    })
+    .expect("a decide message is JSON")
 }
 
 pub fn bye() -> String {
@@ -204,47 +228,65 @@ pub fn check(
 /// JSON with every object's keys sorted, so equal values give equal text
 /// whatever order they were built in.
 pub fn canonical(v: &Json) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     write_canonical(v, &mut out);
-    out
+    String::from_utf8(out).expect("JSON is UTF-8")
 }
 
-fn write_canonical(v: &Json, out: &mut String) {
+fn write_canonical(v: &Json, out: &mut Vec<u8>) {
+    let scalar = |v: &Json, out: &mut Vec<u8>| {
+        serde_json::to_writer(&mut *out, v).expect("writing to memory")
+    };
     match v {
         Json::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            out.push('{');
+            // Models build their observations with sorted keys: then this
+            // costs a scan.
+            if !keys.is_sorted() {
+                keys.sort();
+            }
+            out.push(b'{');
             for (i, k) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Json::String(k.clone()).to_string());
-                out.push(':');
+                serde_json::to_writer(&mut *out, k).expect("writing to memory");
+                out.push(b':');
                 write_canonical(&m[k], out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Json::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, x) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(x, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        other => out.push_str(&other.to_string()),
+        other => scalar(other, out),
     }
 }
 
-/// The hash a logged answer is filed under: the request item (key,
-/// observation, allowed actions) and the identity of the policy asked.
+/// The hash a logged answer is filed under: the canonical JSON of
+/// `{"item": {allowed, key, obs}, "policy": {digest, name, version}}`, the
+/// request item and the identity of the policy asked.
 pub fn request_sha256(item: &Item, policy: &Identity) -> String {
     use sha2::{Digest, Sha256};
-    let text = canonical(&json!({"item": item, "policy": policy}));
-    Sha256::digest(text.as_bytes())
+    let mut text = Vec::with_capacity(512);
+    let mut put = |s: &str| text.extend_from_slice(s.as_bytes());
+    put("{\"item\":{\"allowed\":");
+    put(&serde_json::to_string(item.allowed).expect("JSON"));
+    put(",\"key\":");
+    put(&serde_json::to_string(item.key).expect("JSON"));
+    put(",\"obs\":");
+    put(item.obs.get());
+    put("},\"policy\":");
+    put(&canonical(&json!(policy)));
+    put("}");
+    Sha256::digest(&text)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
@@ -297,6 +339,31 @@ mod tests {
         assert_eq!(canonical(&a), r#"{"a":null,"b":[1,{"x":0.1,"y":2}]}"#);
         let c: Json = serde_json::from_str(r#"{"a": null, "b": [{"x": 0.1, "y": 2}, 1]}"#).unwrap();
         assert_ne!(canonical(&a), canonical(&c));
+    }
+
+    #[test]
+    fn the_request_hash_is_over_the_canonical_item_and_policy() {
+        let obs = json!({"b": 1, "a": [0.5]});
+        let text = RawValue::from_string(canonical(&obs)).unwrap();
+        let item = Item {
+            key: "k/r1/a0",
+            obs: &text,
+            allowed: &["read"],
+        };
+        let id = Identity {
+            name: "n".into(),
+            version: "1".into(),
+            digest: "d".into(),
+        };
+        let whole = canonical(
+            &json!({"policy": id, "item": {"obs": obs, "key": "k/r1/a0", "allowed": ["read"]}}),
+        );
+        use sha2::{Digest, Sha256};
+        let want: String = Sha256::digest(whole.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(request_sha256(&item, &id), want);
     }
 
     #[test]

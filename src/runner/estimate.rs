@@ -9,6 +9,7 @@ use std::time::Instant;
 use crate::grid::Plan;
 use crate::model::Row;
 use crate::params::Value;
+use crate::policy::Policies;
 use crate::runner::tables::{run_into, tables};
 
 const SAMPLES: usize = 4;
@@ -41,7 +42,11 @@ fn human_secs(s: f64) -> String {
     }
 }
 
-pub fn estimate(plan: &Plan) -> String {
+/// The estimate; `probe` holds live external arms (writing their log to a
+/// scratch folder) when their runs are to be timed too, else those runs
+/// are left out of the timing.
+pub fn estimate(plan: &Plan, probe: Option<&Policies>) -> String {
+    let external = |id: u64| plan.manifest.arms[plan.run(id).arm].external.is_some();
     let mut ids: Vec<u64> = plan
         .arm_ranges()
         .iter()
@@ -55,27 +60,62 @@ pub fn estimate(plan: &Plan) -> String {
     );
     ids.sort_unstable();
     ids.dedup();
+    ids.retain(|&id| probe.is_some() || !external(id));
     let tables = tables(&plan.manifest);
     let mut rows: Vec<Vec<Row>> = tables.iter().map(|_| Vec::new()).collect();
-    let started = Instant::now();
+    let none = Policies::none();
+    let mut logs = probe.and_then(|p| p.chunk(0).ok());
+    // Seconds per run, built-in and external.
+    let mut spent = [(0.0f64, 0u64); 2];
     for &id in &ids {
+        let started = Instant::now();
+        let ext = external(id);
         run_into(
             plan,
             &tables,
             id,
             &mut rows,
-            &crate::policy::Policies::none(),
-            None,
+            probe.unwrap_or(&none),
+            logs.as_mut(),
         );
+        let s = &mut spent[usize::from(ext)];
+        s.0 += started.elapsed().as_secs_f64();
+        s.1 += 1;
     }
-    let per_run = started.elapsed().as_secs_f64() / ids.len().max(1) as f64;
+    let counts = {
+        let mut c = [0u64; 2];
+        for (arm, r) in plan.manifest.arms.iter().zip(plan.arm_ranges()) {
+            c[usize::from(arm.external.is_some())] += r.end - r.start;
+        }
+        c
+    };
     let threads = rayon::current_num_threads();
-    let mut lines = vec![format!(
-        "estimate   ~{} on {threads} thread(s) ({:.2} ms per run, timed on {} sample run(s))",
-        human_secs(per_run * plan.total as f64 / threads as f64),
-        per_run * 1e3,
+    let mut lines = Vec::new();
+    let per_run = |k: usize| spent[k].0 / spent[k].1.max(1) as f64;
+    let mut secs = counts[0] as f64 * per_run(0) / threads as f64;
+    let timed = if spent[1].1 > 0 || counts[1] == 0 {
+        let jobs: usize = plan
+            .manifest
+            .arms
+            .iter()
+            .filter_map(|a| a.external.as_ref())
+            .map(|e| e.jobs)
+            .max()
+            .unwrap_or(1);
+        secs += counts[1] as f64 * per_run(1) / threads.min(jobs).max(1) as f64;
+        String::new()
+    } else {
+        format!(
+            "; the {} runs of external arms are not timed (`plan --probe-policy` times one)",
+            counts[1]
+        )
+    };
+    lines.push(format!(
+        "estimate   ~{} on {threads} thread(s) ({:.2} ms per run, timed on {} sample run(s){timed})",
+        human_secs(secs),
+        (spent[0].0 + spent[1].0) * 1e3 / ids.len().max(1) as f64,
         ids.len()
-    )];
+    ));
     let mut total = 0.0;
     for (table, rows) in tables.iter().zip(&rows) {
         let bytes: usize = rows.iter().flatten().map(cell_bytes).sum();
