@@ -83,6 +83,9 @@ crate::record! {
 pub struct Answers<'a> {
     pub metric: Option<(&'a str, &'a [f64])>,
     pub outcome: Option<&'a [String]>,
+    /// Per run: decisions an external policy did not give (0 for built-in
+    /// arms); none when no arm is external.
+    pub fallbacks: Option<&'a [u64]>,
 }
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -225,6 +228,11 @@ pub fn compare(
             let stats = SimStats::of(&sims, flip_below);
             let knob = d.not_applied.get(&(v, s)).copied();
             let bound = format!("on {scenario}, by {}", cmp.name());
+            let fell_back = a.fallbacks.map_or((0, 0), |f| {
+                pairs
+                    .iter()
+                    .fold((0, 0), |(x, r), &(ri, xi)| (x + f[xi], r + f[ri]))
+            });
             let out = verdict(&Case {
                 baseline,
                 arm: &variant.label,
@@ -232,6 +240,7 @@ pub fn compare(
                 stats: &stats,
                 band_gates: gates,
                 not_applied: knob,
+                fell_back,
                 bound: &bound,
             });
             let effect = a.metric.map(|(name, m)| {
@@ -255,7 +264,7 @@ pub fn compare(
                 placebo_flips: placebo_stats.flips as u64,
                 floor: out.floor,
                 floor_gated: out.gated,
-                applied: knob.is_none(),
+                applied: knob.is_none() && fell_back == (0, 0),
                 not_applied_knob: knob.map(str::to_string),
                 effect_metric: effect.map(|e| e.0.to_string()),
                 effect_mean: effect.map(|e| e.1),
@@ -399,9 +408,21 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
             }
         }
     };
+    let fallbacks: Option<Vec<u64>> = match plan.manifest.has_external() {
+        false => None,
+        true => Some(
+            results
+                .runs_columns(&["fallbacks"])?
+                .remove(0)
+                .iter()
+                .map(|v| v.as_f64().map_or(0, |x| x as u64))
+                .collect(),
+        ),
+    };
     let answers = Answers {
         metric: metric.zip(metric_values.as_deref()),
         outcome: classes.as_deref(),
+        fallbacks: fallbacks.as_deref(),
     };
     let rows = compare(&d, req.baseline, &comparator, &answers)?;
     let base = d.variant(req.baseline).expect("compare found it");

@@ -61,6 +61,7 @@ crate::words! {
     pub enum Reason {
         UnstableBaseline = "unstable_baseline",
         NotApplied = "not_applied",
+        FellBack = "fell_back",
         InsideNullBand = "inside_null_band",
         MajorityFlip = "majority_flip",
         MinorityFlip = "minority_flip",
@@ -78,6 +79,9 @@ pub struct Case<'a> {
     pub band_gates: bool,
     /// The first knob the arm declared but its runs did not read.
     pub not_applied: Option<&'a str>,
+    /// Decisions of the arm's runs (and of the baseline's) that an external
+    /// policy did not give, so the safe action stood in.
+    pub fell_back: (u64, u64),
     /// "on truth=false, graph=hub by peak_mistaken": the claim's bound.
     pub bound: &'a str,
 }
@@ -125,6 +129,27 @@ pub fn verdict(c: &Case) -> Verdict {
                 "Inconclusive: arm '{}' sets `{knob}`, which its runs do not read, so the arm did not take effect as declared \
                  and what differs is not evidence about it {}.",
                 c.arm, c.bound
+            ),
+        );
+    }
+    if c.fell_back != (0, 0) {
+        let (arm, base) = c.fell_back;
+        let whose = match (arm, base) {
+            (a, 0) => format!("{a} of arm '{}''s decisions", c.arm),
+            (0, b) => format!("{b} of the baseline '{}''s decisions", c.baseline),
+            (a, b) => format!(
+                "{a} of arm '{}''s and {b} of the baseline's decisions",
+                c.arm
+            ),
+        };
+        return done(
+            Tier::Inconclusive,
+            Reason::FellBack,
+            false,
+            format!(
+                "Inconclusive: {whose} fell back to the safe action because the external policy gave no usable answer, \
+                 so those runs are not what the policy would have done {}.",
+                c.bound
             ),
         );
     }
@@ -193,6 +218,7 @@ mod tests {
             stats: &a,
             band_gates: gates,
             not_applied: None,
+            fell_back: (0, 0),
             bound: "on this scenario by this comparator",
         })
     }
@@ -293,9 +319,37 @@ mod tests {
             stats: &a,
             band_gates: true,
             not_applied: Some("allocation"),
+            fell_back: (0, 0),
             bound: "here",
         });
         assert_eq!((v.tier, v.reason), (Tier::Inconclusive, Reason::NotApplied));
         assert!(v.claim.contains("`allocation`"));
+    }
+
+    #[test]
+    fn an_arm_whose_policy_fell_back_is_inconclusive_however_clear_its_flips() {
+        let p = SimStats::of(&[1.0, 1.0, 1.0], 0.8);
+        let a = SimStats::of(&[0.0, 0.0, 0.0], 0.8);
+        let case = |fell_back| Case {
+            baseline: "base",
+            arm: "llm",
+            placebo: &p,
+            stats: &a,
+            band_gates: true,
+            not_applied: None,
+            fell_back,
+            bound: "here",
+        };
+        let v = verdict(&case((7, 0)));
+        assert_eq!((v.tier, v.reason), (Tier::Inconclusive, Reason::FellBack));
+        assert!(
+            v.claim.contains("7 of arm 'llm''s decisions fell back"),
+            "{}",
+            v.claim
+        );
+        assert!(verdict(&case((0, 2)))
+            .claim
+            .contains("2 of the baseline 'base''s"));
+        assert_eq!(verdict(&case((0, 0))).tier, Tier::Confirmed);
     }
 }

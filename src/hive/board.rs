@@ -8,8 +8,9 @@
 use super::fold::Policy;
 use super::markers::{Author, Kind, Marker, Trace};
 
-/// Rooms have at most 8 members (one bit each) and topics are the 8 option
-/// names plus any other name a message uses (up to 32 in all).
+/// Rooms have at most 8 members (one bit each). Topics are the room's
+/// option names only (a marker naming anything else counts for no topic),
+/// so 8 would do; the bitmasks leave room for 32.
 pub const MAX_TOPICS: usize = 32;
 
 /// Citations: members cite at most one sequence, so short lists stay

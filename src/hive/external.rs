@@ -74,7 +74,11 @@ fn author(a: Option<usize>) -> &'static str {
 }
 
 /// Asks for the speaker's message: `Ok(Some(text))`, `Ok(None)` for the
-/// safe action (the speaker stays silent: an empty message).
+/// safe action (the speaker stays silent: an empty message). Besides what
+/// the speaker may see, the observation names every member in index order
+/// (authors are names) and the sequence number the message will get. Only
+/// the room's option names are topics: a marker naming anything else
+/// counts for no topic.
 pub fn ask(
     decide: &mut Decide,
     episode: u64,
@@ -91,6 +95,10 @@ pub fn ask(
         .map(|m| json!({"seq": m.seq, "author": author(m.author), "text": m.text}))
         .collect();
     let topics = &OPTIONS[..room.topics];
+    let members: Vec<Json> = (0..room.members)
+        .map(|m| json!({"name": MEMBERS[m].0, "role": role(room.role(m))}))
+        .collect();
+    let next_seq = t.messages.last().map_or(1, |m| m.seq) + 1;
     let obs = json!({
         "episode": episode,
         "turn": t.turn,
@@ -101,6 +109,8 @@ pub fn ask(
         "evaluations": &room.evaluation[k][..room.topics],
         "favourite": OPTIONS[room.favourite[k] as usize],
         "visible": visible,
+        "members": members,
+        "seq": next_seq,
         "blind": t.blind,
         "commit_phase": t.commit_phase,
         "budget_left": p.budget - t.turn,
