@@ -59,6 +59,7 @@ pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
         a.max_runs,
         pool_threads,
         a.max_memory,
+        a.policy_replay.is_none(),
         registry,
     )?;
     if !a.quiet {
@@ -252,12 +253,27 @@ pub(super) fn report_failures(failures: &[(u64, String)]) -> u8 {
     if failures.is_empty() {
         return 0;
     }
-    eprintln!(
-        "{} run(s) broke an accounting identity (an engine bug; please report it):",
-        failures.len()
-    );
-    for (id, why) in failures.iter().take(20) {
-        eprintln!("  run {id}: {why}");
+    let (policy, engine): (Vec<_>, Vec<_>) = failures
+        .iter()
+        .partition(|(_, why)| why.starts_with(crate::runner::tables::POLICY_FAILED));
+    if !policy.is_empty() {
+        eprintln!(
+            "{} run(s) of external arms failed: a decision could not be had (recorded in runs.parquet, column policy_failure; \
+             fallback = \"<safe action>\" in the arm's external table keeps such runs going):",
+            policy.len()
+        );
+        for (id, why) in policy.iter().take(20) {
+            eprintln!("  run {id}: {why}");
+        }
+    }
+    if !engine.is_empty() {
+        eprintln!(
+            "{} run(s) broke an accounting identity (an engine bug; please report it):",
+            engine.len()
+        );
+        for (id, why) in engine.iter().take(20) {
+            eprintln!("  run {id}: {why}");
+        }
     }
     EXIT_FAILED
 }

@@ -123,7 +123,8 @@ impl ArmPolicy {
             // A process started later is compared with it (`Client::ask`).
             (Some(r), _) => r.policy,
             (None, Mode::Live) => {
-                let (id, _) = self.pool.as_ref().expect("live").identity()?;
+                let started = self.pool.as_ref().expect("live").identity();
+                let (id, _) = started.inspect_err(|e| self.stop(e.clone()))?;
                 id
             }
             (None, _) => {

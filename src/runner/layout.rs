@@ -165,8 +165,10 @@ impl Layout {
     /// parts, so they neither pile up nor end up among the results.
     pub fn remove_temporaries(&self) {
         let mut dirs = vec![self.dir.clone()];
-        if let Ok(tables) = fs::read_dir(self.parts()) {
-            dirs.extend(tables.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+        for holder in [self.parts(), self.dir.join("policy-log")] {
+            if let Ok(sub) = fs::read_dir(holder) {
+                dirs.extend(sub.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+            }
         }
         for d in dirs {
             for e in fs::read_dir(&d).into_iter().flatten().flatten() {

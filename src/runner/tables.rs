@@ -68,9 +68,15 @@ pub fn runs_columns(manifest: &Manifest) -> Vec<Column> {
     let model = manifest.model;
     let mut columns = vec![RUN_ID, RUN_KEY, ARM];
     columns.extend(shown(manifest).map(|(_, spec)| param_column(spec)));
-    columns.extend_from_slice(model.summary_columns());
     if manifest.has_external() {
+        // A run whose external policy failed it has no summary.
+        columns.extend(model.summary_columns().iter().map(|c| Column {
+            nullable: true,
+            ..*c
+        }));
         columns.extend_from_slice(PolicyUsage::COLUMNS);
+    } else {
+        columns.extend_from_slice(model.summary_columns());
     }
     columns.push(FAILED);
     columns.push(FAILURE);
@@ -113,6 +119,10 @@ pub fn tables(manifest: &Manifest) -> Vec<Table> {
     out
 }
 
+/// How a run's failure reads when its external policy, not the engine,
+/// failed it.
+pub const POLICY_FAILED: &str = "external policy: ";
+
 /// What a run of an external arm adds to its row.
 pub type Usage = Option<PolicyUsage>;
 
@@ -129,7 +139,7 @@ pub fn run_row(plan: &Plan, spec: &RunSpec, out: &RunOutput, usage: &Usage) -> R
     }
     let failure = match (&out.violation, &out.failure) {
         (Some(v), _) => Some(v.to_string()),
-        (None, Some(f)) => Some(format!("external policy: {f}")),
+        (None, Some(f)) => Some(format!("{POLICY_FAILED}{f}")),
         (None, None) => None,
     };
     row.push(Value::Bool(failure.is_some()));
@@ -221,7 +231,7 @@ pub fn run_into(
     }
     match (out.violation, out.failure) {
         (Some(v), _) => Some(v.to_string()),
-        (None, Some(f)) => Some(format!("external policy: {f}")),
+        (None, Some(f)) => Some(format!("{POLICY_FAILED}{f}")),
         (None, None) => None,
     }
 }

@@ -604,19 +604,22 @@ fn check_run(
     for (table, r) in details.iter().zip(&owned) {
         by_model_table[table.model_table.expect("a detail table")] = Some(r);
     }
-    let audit = model.audit(
-        &spec.params,
-        &Stored {
-            specs: model.tables(),
-            rows: by_model_table,
-        },
-    );
-    match audit {
-        Ok(None) => {}
-        Ok(Some(v)) => problems.push(format!("{who}: {v}")),
-        Err(e) => problems.push(format!("{who}: {e}")),
+    // A run its policy failed has no detail rows to audit.
+    let audited = !details.is_empty() && !policy_failed;
+    if audited {
+        let audit = model.audit(
+            &spec.params,
+            &Stored {
+                specs: model.tables(),
+                rows: by_model_table,
+            },
+        );
+        match audit {
+            Ok(None) => {}
+            Ok(Some(v)) => problems.push(format!("{who}: {v}")),
+            Err(e) => problems.push(format!("{who}: {e}")),
+        }
     }
-    let audited = !details.is_empty();
     if let Some(exact) = replay {
         {
             let (out, usage) = run_one(plan, &spec, policies, logs);

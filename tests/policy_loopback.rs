@@ -1,0 +1,132 @@
+//! The shipped loopback experiments: the built-in rules and the same rules
+//! run as external policies (`policies/*.py`) give the same results. The
+//! cascade's over the 540-run sweep's endorsement runs at 1 and 4 policy
+//! processes, run rows and trajectories value for value (the policy's own
+//! columns aside); the hive's over 500 rooms at noise 90, room by room.
+
+mod common;
+
+use common::witness;
+use std::collections::BTreeMap;
+use std::path::Path;
+use witness::store::parquet;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Every row of `table`, as strings by column, split by arm.
+fn by_arm(dir: &Path, table: &str) -> BTreeMap<String, Vec<BTreeMap<String, String>>> {
+    let runs = parquet::open(&dir.join("runs.parquet")).unwrap();
+    let arm_of: BTreeMap<i64, String> = runs
+        .flat_map(|b| b.unwrap().rows(&["run_id", "arm"]).unwrap())
+        .map(|r| (r[0].as_i64().unwrap(), r[1].plain()))
+        .collect();
+    let r = parquet::open(&dir.join(format!("{table}.parquet"))).unwrap();
+    let names: Vec<String> = r.columns.iter().map(|c| c.0.clone()).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut out: BTreeMap<String, Vec<BTreeMap<String, String>>> = BTreeMap::new();
+    for row in r.flat_map(|b| b.unwrap().rows(&refs).unwrap()) {
+        let arm = arm_of[&row[0].as_i64().unwrap()].clone();
+        let cells = names.iter().cloned().zip(row.iter().map(|v| v.plain()));
+        out.entry(arm).or_default().push(cells.collect());
+    }
+    out
+}
+
+/// The columns that name a run or its policy rather than what it did.
+const IDENTITY: &[&str] = &[
+    "run_id",
+    "run_key",
+    "arm",
+    "policy",
+    "member",
+    "decisions",
+    "policy_errors",
+    "fallbacks",
+    "input_tokens",
+    "output_tokens",
+    "cost_microusd",
+    "policy_seconds",
+    "policy_name",
+    "policy_version",
+    "policy_digest",
+    "policy_failure",
+];
+
+fn assert_same(dir: &Path, table: &str, built_in: &str, external: &str) -> usize {
+    let arms = by_arm(dir, table);
+    let strip = |rows: &[BTreeMap<String, String>]| -> Vec<BTreeMap<String, String>> {
+        rows.iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r.retain(|k, _| !IDENTITY.contains(&k.as_str()));
+                r
+            })
+            .collect()
+    };
+    let (a, b) = (strip(&arms[built_in]), strip(&arms[external]));
+    assert_eq!(a.len(), b.len(), "{table}: row counts");
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(x, y, "{table}: row {i} of {built_in} and {external} differ");
+    }
+    let ext = &arms[external];
+    if table == "runs" {
+        for r in ext {
+            assert_eq!((r["policy_errors"].as_str(), r["fallbacks"].as_str()), ("0", "0"));
+            assert!(r["decisions"].parse::<u64>().unwrap() > 0);
+        }
+    }
+    a.len()
+}
+
+/// A shipped manifest with its relative policy path made absolute and the
+/// external table's `jobs` set.
+fn shipped(name: &str, jobs: usize, dir: &Path) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(format!("{ROOT}/experiments/{name}")).unwrap();
+    let text = text
+        .replace("\"../policies/", &format!("\"{ROOT}/policies/"))
+        .replace(", jobs = 2 }", &format!(", jobs = {jobs} }}"));
+    let path = dir.join(format!("{jobs}-{name}"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn the_endorsement_loopback_equals_the_built_in_arm_over_the_540_run_sweep() {
+    let tmp = tempfile::tempdir().unwrap();
+    for jobs in [1, 4] {
+        let m = shipped("external-loopback.toml", jobs, tmp.path());
+        let out = tmp.path().join(format!("out-{jobs}"));
+        witness()
+            .args(["run", "-q"])
+            .arg(&m)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        assert_eq!(assert_same(&out, "runs", "endorsement", "endorsement-py"), 180);
+        assert_same(&out, "trajectories", "endorsement", "endorsement-py");
+    }
+}
+
+#[test]
+fn the_hive_member_loopback_equals_hive_plus_over_500_rooms_at_noise_90() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = shipped("external-loopback-hive.toml", 1, tmp.path());
+    let out = tmp.path().join("out");
+    witness()
+        .args(["run", "-q"])
+        .arg(&m)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    assert_same(&out, "runs", "hive+", "hive+-py");
+    assert_eq!(assert_same(&out, "episodes", "hive+", "hive+-py"), 500);
+    let runs = by_arm(&out, "runs");
+    // The published 500-room figures of hive+ at noise 90.
+    let r = &runs["hive+-py"][0];
+    assert_eq!(
+        (r["correct_pct"].as_str(), r["converged"].as_str()),
+        ("78.8", "495")
+    );
+}
