@@ -249,6 +249,19 @@ fn a_replay_from_the_log_gives_the_same_results_and_names_what_no_longer_matches
     let o = run(&m, &again, &["--policy-replay", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(rows(&out, "runs"), rows(&again, "runs"));
+    // Chunks cut differently: the answers are found by key all the same.
+    let rechunked = manifest("normal", "").replace("chunk_runs = 2", "chunk_runs = 5");
+    let m4 = write_manifest(tmp.path(), "m4.toml", &rechunked);
+    let o = run(
+        &m4,
+        &tmp.path().join("rechunked"),
+        &["--policy-replay", out.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        rows(&out, "runs"),
+        rows(&tmp.path().join("rechunked"), "runs")
+    );
     // A replay needs no program at all.
     let o = run(
         &m2,
@@ -516,4 +529,84 @@ fn plan_checks_external_commands_and_probes_them_when_asked() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("has the safe action \"read\""));
+}
+
+#[test]
+fn shards_of_an_external_arm_merge_to_the_unsharded_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "m.toml", &manifest("normal", ""));
+    let whole = tmp.path().join("whole");
+    assert!(run(&m, &whole, &[]).status.success());
+    let sharded = tmp.path().join("sharded");
+    for k in ["0/2", "1/2"] {
+        let o = run(&m, &sharded, &["--shard", k]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    witness()
+        .args(["merge", "-q"])
+        .arg(&sharded)
+        .assert()
+        .success();
+    same_files(&results(&whole), &results(&sharded), "sharded and merged");
+    witness()
+        .args(["verify", "--all"])
+        .arg(&sharded)
+        .assert()
+        .success();
+}
+
+#[test]
+fn policy_calls_holds_one_row_per_decision_and_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = manifest("normal", "") + "\n[output]\npolicy_calls = true\n";
+    let m = write_manifest(tmp.path(), "m.toml", &text);
+    let out = tmp.path().join("out");
+    assert!(run(&m, &out, &[]).status.success());
+    let calls = rows(&out, "policy_calls");
+    let decided: u64 = rows(&out, "runs")
+        .iter()
+        .filter(|r| r["arm"] == "py")
+        .map(|r| r["decisions"].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(calls.len() as u64, decided);
+    assert!(calls
+        .iter()
+        .all(|c| c["outcome"] == "answer" && c["attempts"] == "1"));
+    assert!(
+        calls.iter().any(|c| c["action"] == "check") && calls.iter().any(|c| c["action"] == "read")
+    );
+    assert!(
+        calls[0]["place"].starts_with("r1/a"),
+        "{}",
+        calls[0]["place"]
+    );
+    witness()
+        .args(["verify", "--all"])
+        .arg(&out)
+        .assert()
+        .success();
+    // A replay marks what it copied.
+    let again = tmp.path().join("again");
+    assert!(run(&m, &again, &["--policy-replay", out.to_str().unwrap()])
+        .status
+        .success());
+    assert!(rows(&again, "policy_calls")
+        .iter()
+        .all(|c| c["replayed"] == "true"));
+    witness()
+        .args(["verify", "--all"])
+        .arg(&again)
+        .assert()
+        .success();
+    // Without an external arm there is nothing to list.
+    let none = "[experiment]\nname = \"n\"\nmodel = \"witness\"\n[output]\npolicy_calls = true\n";
+    let m = write_manifest(tmp.path(), "none.toml", none);
+    witness()
+        .arg("plan")
+        .arg(&m)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "policy_calls = true: no arm of this manifest has an external policy",
+        ));
 }

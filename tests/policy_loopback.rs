@@ -71,7 +71,10 @@ fn assert_same(dir: &Path, table: &str, built_in: &str, external: &str) -> usize
     let ext = &arms[external];
     if table == "runs" {
         for r in ext {
-            assert_eq!((r["policy_errors"].as_str(), r["fallbacks"].as_str()), ("0", "0"));
+            assert_eq!(
+                (r["policy_errors"].as_str(), r["fallbacks"].as_str()),
+                ("0", "0")
+            );
             assert!(r["decisions"].parse::<u64>().unwrap() > 0);
         }
     }
@@ -103,7 +106,10 @@ fn the_endorsement_loopback_equals_the_built_in_arm_over_the_540_run_sweep() {
             .arg(&out)
             .assert()
             .success();
-        assert_eq!(assert_same(&out, "runs", "endorsement", "endorsement-py"), 180);
+        assert_eq!(
+            assert_same(&out, "runs", "endorsement", "endorsement-py"),
+            180
+        );
         assert_same(&out, "trajectories", "endorsement", "endorsement-py");
     }
 }

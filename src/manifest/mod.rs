@@ -51,6 +51,8 @@ pub struct Manifest {
     pub arms: Vec<Arm>,
     /// Which of the model's detail tables to write, in the model's order.
     pub tables: Vec<bool>,
+    /// Write `policy_calls`: one row per decision of an external arm.
+    pub policy_calls: bool,
     /// The parameters that are columns of `runs.parquet`: every one but the
     /// later additions this manifest leaves at their defaults.
     pub shown: ParamSet,
@@ -203,7 +205,20 @@ impl Manifest {
                 external: None,
             });
         }
-        let tables = output(&cx, model, &raw.output)?;
+        let (tables, policy_calls) = output(&cx, model, &raw.output)?;
+        if let Some((k, _)) = raw
+            .output
+            .0
+            .iter()
+            .find(|(k, v)| k.get_ref() == CALLS && v.get_ref().as_bool() == Some(true))
+        {
+            if !arms.iter().any(|a| a.external.is_some()) {
+                return Err(cx.err(
+                    k.span(),
+                    "[output] policy_calls = true: no arm of this manifest has an external policy; remove it, or add `external = { ... }` to an arm",
+                ));
+            }
+        }
         let set = arms
             .iter()
             .flat_map(|a| {
@@ -232,6 +247,7 @@ impl Manifest {
             common,
             arms,
             tables,
+            policy_calls,
             shown,
         })
     }
@@ -512,11 +528,20 @@ fn placebo_of(
     Ok(placebo)
 }
 
-fn output(cx: &Ctx, model: &dyn DynModel, table: &Ordered) -> Result<Vec<bool>, ManifestError> {
+/// The `[output]` key of the table of external decisions.
+const CALLS: &str = "policy_calls";
+
+fn output(
+    cx: &Ctx,
+    model: &dyn DynModel,
+    table: &Ordered,
+) -> Result<(Vec<bool>, bool), ManifestError> {
     let specs = model.tables();
     let mut want: Vec<bool> = specs.iter().map(|t| t.default_on).collect();
+    let mut calls = false;
     for (k, v) in &table.0 {
-        let names: Vec<&str> = specs.iter().map(|t| t.name).collect();
+        let mut names: Vec<&str> = specs.iter().map(|t| t.name).collect();
+        names.push(CALLS);
         let i = names.iter().position(|n| n == k.get_ref()).ok_or_else(|| {
             cx.err(
                 k.span(),
@@ -527,7 +552,11 @@ fn output(cx: &Ctx, model: &dyn DynModel, table: &Ordered) -> Result<Vec<bool>, 
                 ),
             )
         })?;
-        want[i] = v.get_ref().as_bool().ok_or_else(|| {
+        let slot = match want.get_mut(i) {
+            Some(w) => w,
+            None => &mut calls,
+        };
+        *slot = v.get_ref().as_bool().ok_or_else(|| {
             cx.err(
                 v.span(),
                 format!(
@@ -538,5 +567,5 @@ fn output(cx: &Ctx, model: &dyn DynModel, table: &Ordered) -> Result<Vec<bool>, 
             )
         })?;
     }
-    Ok(want)
+    Ok((want, calls))
 }

@@ -13,13 +13,15 @@ use std::sync::atomic::Ordering;
 use super::log::{ChunkLog, Entry, Outcome, Writer};
 use super::protocol::{self, Identity, Item, Usage};
 use super::spec::Fallback;
-use super::usage::PolicyUsage;
+use super::usage::{CallRow, PolicyUsage};
 use super::{ArmPolicy, Mode};
 use crate::model::{Ask, Decided, Decider, PolicyFailure};
 
-/// One external arm's log for the chunk being run.
+/// One external arm's log for the chunk being run: the chunk's own, or
+/// (replaying another folder, whose chunks may be cut differently) all of
+/// that folder's.
 pub struct ChunkArm {
-    pub log: ChunkLog,
+    pub log: std::sync::Arc<ChunkLog>,
     /// Where new outcomes are written (none when verifying).
     pub writer: Option<Writer>,
 }
@@ -30,6 +32,8 @@ pub struct Client<'a> {
     pub run_key: String,
     pub params: Json,
     pub usage: PolicyUsage,
+    /// Rows of `policy_calls`, when the manifest asks for them.
+    pub calls: Option<Vec<CallRow>>,
 }
 
 /// A decision being asked: its place among the asks, the request, and
@@ -59,6 +63,7 @@ impl<'a> Client<'a> {
                 fallbacks: Some(0),
                 ..PolicyUsage::default()
             },
+            calls: None,
         }
     }
 
@@ -318,6 +323,7 @@ impl Decider for Client<'_> {
                             errors: p.errors.clone(),
                             usage: p.usage.clone(),
                             attempts: p.attempts,
+                            replayed: false,
                             check: String::new(),
                         }
                         .sealed(),
@@ -343,14 +349,28 @@ impl Decider for Client<'_> {
             .filter(|_| arm.mode == Mode::ReplayInto)
         {
             // A replay into a new folder keeps its own copy of what it used.
-            let used: Vec<Entry> = entries.iter().flatten().cloned().collect();
+            let used: Vec<Entry> = entries
+                .iter()
+                .flatten()
+                .map(|e| {
+                    let mut e = e.clone();
+                    e.replayed = true;
+                    e.sealed()
+                })
+                .collect();
             w.append(&used)
                 .map_err(|e| self.fail(&keys[0], format!("cannot write the record log: {e}")))?;
         }
         let mut out = Vec::with_capacity(asks.len());
         for (e, a) in entries.into_iter().zip(&asks) {
-            let e = e.expect("every ask has an entry");
+            let mut e = e.expect("every ask has an entry");
+            if arm.mode == Mode::ReplayInto {
+                e.replayed = true;
+            }
             self.usage.count(&e);
+            if let Some(calls) = self.calls.as_mut() {
+                calls.push(CallRow::of(&e, &self.run_key));
+            }
             out.push(match e.outcome {
                 Outcome::Answer => {
                     let raw = e.answer.clone().unwrap_or(Json::Null);

@@ -51,7 +51,10 @@ pub struct Entry {
     #[serde(default, skip_serializing_if = "Usage::is_empty")]
     pub usage: Usage,
     pub attempts: u32,
-    /// XXH3 of the canonical entry without this field.
+    /// Copied from another experiment's log by `run --policy-replay`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
+    /// XXH3 of the entry's line without this field.
     #[serde(default)]
     pub check: String,
 }
@@ -181,6 +184,38 @@ pub fn load(path: &Path) -> Result<ChunkLog, LogError> {
         entries.insert(e.key.clone(), e);
     }
     Ok(ChunkLog { entries })
+}
+
+/// Every chunk's log of an arm, read back into one.
+pub fn load_arm(results: &Path, arm: &str) -> Result<ChunkLog, LogError> {
+    let dir = arm_dir(results, arm);
+    let mut all = ChunkLog::default();
+    let Ok(files) = std::fs::read_dir(&dir) else {
+        return Ok(all);
+    };
+    let mut parts: Vec<PathBuf> = files
+        .flatten()
+        .map(|f| f.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("part-"))
+        })
+        .map(|p| {
+            // Both copies of a part name the same log.
+            let name = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .replace(".zst", "");
+            p.with_file_name(name)
+        })
+        .collect();
+    parts.sort();
+    parts.dedup();
+    for p in parts {
+        all.entries.extend(load(&p)?.entries);
+    }
+    Ok(all)
 }
 
 /// Appends entries to a chunk's log, synced before anything is applied.
@@ -325,6 +360,7 @@ mod tests {
             errors: vec![],
             usage: Usage::default(),
             attempts: 1,
+            replayed: false,
             check: String::new(),
         }
         .sealed()

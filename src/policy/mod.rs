@@ -29,9 +29,11 @@ use std::sync::Mutex;
 
 use crate::model::DecisionPoint;
 use client::{ChunkArm, Client};
+use log::ChunkLog;
 use pool::Pool;
 use protocol::Identity;
 pub use spec::{External, Fallback};
+use std::sync::Arc;
 
 /// Where an arm's answers come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +71,8 @@ pub struct ArmPolicy {
     pub target: Option<PathBuf>,
     recorded: Mutex<Option<Identity>>,
     stopped: Mutex<Option<String>>,
+    /// Another folder's whole log, read once, for a replay from it.
+    whole: std::sync::OnceLock<Result<Arc<ChunkLog>, String>>,
     /// Decisions asked of the processes in this `witness run`, and the
     /// time spent waiting for them, for the rate `run` and `plan` report.
     pub asked: AtomicU64,
@@ -106,6 +110,7 @@ impl ArmPolicy {
             target,
             recorded: Mutex::new(None),
             stopped: Mutex::new(None),
+            whole: std::sync::OnceLock::new(),
             asked: AtomicU64::new(0),
             waited_ns: AtomicU64::new(0),
         }
@@ -194,15 +199,29 @@ impl Policies {
     }
 
     /// Every external arm's log of `chunk`, read back.
-    pub fn chunk(&self, chunk: u64) -> Result<ChunkLogs, log::LogError> {
+    pub fn chunk(&self, chunk: u64) -> Result<ChunkLogs, String> {
         let arms = self
             .arms
             .iter()
             .map(|a| {
                 a.as_ref()
                     .map(|a| {
+                        let log = match a.mode {
+                            Mode::ReplayInto => a
+                                .whole
+                                .get_or_init(|| {
+                                    log::load_arm(&a.source, &a.arm)
+                                        .map(Arc::new)
+                                        .map_err(|e| e.to_string())
+                                })
+                                .clone()?,
+                            _ => Arc::new(
+                                log::load(&log::part(&a.source, &a.arm, chunk))
+                                    .map_err(|e| e.to_string())?,
+                            ),
+                        };
                         Ok(ChunkArm {
-                            log: log::load(&log::part(&a.source, &a.arm, chunk))?,
+                            log,
                             writer: a
                                 .target
                                 .as_ref()
@@ -211,7 +230,7 @@ impl Policies {
                     })
                     .transpose()
             })
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, String>>()?;
         Ok(ChunkLogs { arms })
     }
 

@@ -66,3 +66,73 @@ impl PolicyUsage {
         self.policy_digest = Some(id.digest.clone());
     }
 }
+
+crate::record! {
+    /// One decision of an external arm: a row of `policy_calls.parquet`
+    /// (`[output] policy_calls = true`), from its record log entry.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CallRow {
+        /// the decision's key within its run: r<round>/a<agent> (cascade), e<episode>/t<turn>/m<member> (hive)
+        place: String,
+        /// answer, fallback (the safe action stood in) or failed (the run failed here)
+        outcome: String,
+        /// the action answered; null unless the outcome is answer
+        action: Option<String>,
+        /// the belief answered, if any
+        belief: Option<f64> [0.0, 1.0],
+        /// attempts made
+        attempts: u64,
+        /// attempts that failed
+        errors: u64,
+        /// what the last failed attempt said
+        last_error: Option<String>,
+        /// input tokens reported, over every attempt
+        input_tokens: Option<u64>,
+        /// output tokens reported
+        output_tokens: Option<u64>,
+        /// cached input tokens reported
+        cached_tokens: Option<u64>,
+        /// cost reported, millionths of a US dollar
+        cost_microusd: Option<u64>,
+        /// latency reported, milliseconds
+        latency_ms: Option<u64>,
+        /// the model the policy said answered
+        usage_model: Option<String>,
+        /// copied from another experiment's record log (`run --policy-replay`)
+        replayed: bool,
+    }
+}
+
+impl CallRow {
+    pub fn of(e: &Entry, run_key: &str) -> CallRow {
+        let place = e
+            .key
+            .strip_prefix(run_key)
+            .and_then(|k| k.strip_prefix('/'))
+            .unwrap_or(&e.key);
+        let answer = e.answer.as_ref();
+        CallRow {
+            place: place.to_string(),
+            outcome: match e.outcome {
+                Outcome::Answer => "answer",
+                Outcome::Fallback => "fallback",
+                Outcome::Failed => "failed",
+            }
+            .to_string(),
+            action: answer
+                .and_then(|a| a["action"].as_str())
+                .map(str::to_string),
+            belief: answer.and_then(|a| a["belief"].as_f64()),
+            attempts: u64::from(e.attempts),
+            errors: e.errors.len() as u64,
+            last_error: e.errors.last().cloned(),
+            input_tokens: e.usage.input_tokens,
+            output_tokens: e.usage.output_tokens,
+            cached_tokens: e.usage.cached_tokens,
+            cost_microusd: e.usage.cost_microusd,
+            latency_ms: e.usage.latency_ms,
+            usage_model: e.usage.model.clone(),
+            replayed: e.replayed,
+        }
+    }
+}

@@ -7,20 +7,22 @@ use crate::grid::{run_key, Plan, RunSpec};
 use crate::manifest::Manifest;
 use crate::model::{ColType, Column, Decider, Record, Row, RunOutput, Violation};
 use crate::params::{Kind, ParamId, ParamSpec, Value};
-use crate::policy::usage::PolicyUsage;
+use crate::policy::usage::{CallRow, PolicyUsage};
 use crate::policy::{ChunkLogs, Policies};
 use crate::store::FileMeta;
 
 pub struct Table {
     pub name: &'static str,
-    /// Index into the model's tables; `None` for `runs`.
+    /// Index into the model's tables; `None` for `runs` and `policy_calls`.
     pub model_table: Option<usize>,
+    /// The external arms' decisions, one row each.
+    pub calls: bool,
     pub columns: Vec<Column>,
 }
 
 impl Table {
     pub fn is_runs(&self) -> bool {
-        self.model_table.is_none()
+        self.model_table.is_none() && !self.calls
     }
 
     pub fn column_names(&self) -> Vec<&'static str> {
@@ -107,13 +109,25 @@ pub fn tables(manifest: &Manifest) -> Vec<Table> {
             Table {
                 name: t.name,
                 model_table: Some(k),
+                calls: false,
                 columns,
             }
         })
         .collect();
+    if manifest.policy_calls {
+        let mut columns = vec![RUN_ID];
+        columns.extend_from_slice(CallRow::COLUMNS);
+        out.push(Table {
+            name: "policy_calls",
+            model_table: None,
+            calls: true,
+            columns,
+        });
+    }
     out.push(Table {
         name: "runs",
         model_table: None,
+        calls: false,
         columns: runs_columns(manifest),
     });
     out
@@ -162,14 +176,22 @@ fn refused(model_summary: &[Column], why: String) -> RunOutput {
     }
 }
 
+/// One run's results: what the model returned, its policy's usage (for
+/// an external arm) and its decisions as `policy_calls` rows.
+pub struct Done {
+    pub out: RunOutput,
+    pub usage: Usage,
+    pub calls: Vec<Row>,
+}
+
 /// Runs one run, its decisions (if it hands some out) answered by its
-/// arm's policy through `logs`; returns its output and usage.
+/// arm's policy through `logs`.
 pub fn run_one(
     plan: &Plan,
     spec: &RunSpec,
     policies: &Policies,
     logs: Option<&mut ChunkLogs>,
-) -> (RunOutput, Usage) {
+) -> Done {
     let model = plan.model();
     let mut client = logs.and_then(|l| {
         l.client(
@@ -179,19 +201,29 @@ pub fn run_one(
             params_json(&spec.params),
         )
     });
+    if let Some(c) = client.as_mut().filter(|_| plan.manifest.policy_calls) {
+        c.calls = Some(Vec::new());
+    }
     let decider = client.as_mut().map(|c| c as &mut dyn Decider);
     let out = model
         .run(&spec.params, &plan.manifest.tables, decider)
         .unwrap_or_else(|e| refused(model.summary_columns(), e.to_string()));
+    let mut calls = Vec::new();
     let usage = client.map(|c| {
         let mut u = c.usage;
         if let Ok(id) = c.arm.identity() {
             u.identify(&id);
         }
         u.policy_failure = out.failure.as_ref().map(|f| f.to_string());
+        calls = c
+            .calls
+            .unwrap_or_default()
+            .iter()
+            .map(Record::to_row)
+            .collect();
         u
     });
-    (out, usage)
+    Done { out, usage, calls }
 }
 
 /// Every resolved parameter as a JSON object, as a policy is told them.
@@ -215,7 +247,11 @@ pub fn run_into(
     logs: Option<&mut ChunkLogs>,
 ) -> Option<String> {
     let spec = plan.run(id);
-    let (mut out, usage) = run_one(plan, &spec, policies, logs);
+    let Done {
+        mut out,
+        usage,
+        mut calls,
+    } = run_one(plan, &spec, policies, logs);
     for (buffer, table) in rows.iter_mut().zip(tables) {
         match table.model_table {
             Some(k) => {
@@ -226,6 +262,7 @@ pub fn run_into(
                     .unwrap_or_default();
                 buffer.extend(detail_rows(id, detail));
             }
+            None if table.calls => buffer.extend(detail_rows(id, std::mem::take(&mut calls))),
             None => buffer.push(run_row(plan, &spec, &out, &usage)),
         }
     }

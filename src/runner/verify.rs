@@ -602,10 +602,12 @@ fn check_run(
         .collect();
     let mut by_model_table: Vec<Option<&[Row]>> = vec![None; model.tables().len()];
     for (table, r) in details.iter().zip(&owned) {
-        by_model_table[table.model_table.expect("a detail table")] = Some(r);
+        if let Some(k) = table.model_table {
+            by_model_table[k] = Some(r);
+        }
     }
     // A run its policy failed has no detail rows to audit.
-    let audited = !details.is_empty() && !policy_failed;
+    let audited = details.iter().any(|t| t.model_table.is_some()) && !policy_failed;
     if audited {
         let audit = model.audit(
             &spec.params,
@@ -621,22 +623,19 @@ fn check_run(
         }
     }
     if let Some(exact) = replay {
-        {
-            let (out, usage) = run_one(plan, &spec, policies, logs);
-            {
-                let fresh = run_row(plan, &spec, &out, &usage)[1..].to_vec();
-                if let Some(d) = first_difference(runs_file, &columns, &[stored], &[fresh], exact) {
-                    problems.push(format!("{who}: {d}"));
-                }
-                for ((table, stored_rows), file) in details.iter().zip(&stored_details).zip(files) {
-                    let k = table.model_table.expect("a detail table");
-                    let cols = value_columns(table);
-                    if let Some(d) =
-                        first_difference(file, &cols, stored_rows, &out.tables[k], exact)
-                    {
-                        problems.push(format!("{who}: {d}"));
-                    }
-                }
+        let done = run_one(plan, &spec, policies, logs);
+        let fresh = run_row(plan, &spec, &done.out, &done.usage)[1..].to_vec();
+        if let Some(d) = first_difference(runs_file, &columns, &[stored], &[fresh], exact) {
+            problems.push(format!("{who}: {d}"));
+        }
+        for ((table, stored_rows), file) in details.iter().zip(&stored_details).zip(files) {
+            let replayed = match table.model_table {
+                Some(k) => &done.out.tables[k],
+                None => &done.calls,
+            };
+            let cols = value_columns(table);
+            if let Some(d) = first_difference(file, &cols, stored_rows, replayed, exact) {
+                problems.push(format!("{who}: {d}"));
             }
         }
     }
