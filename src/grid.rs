@@ -364,8 +364,9 @@ impl Plan {
 /// default, so keys written before it existed stay valid.
 pub fn run_key(model: &dyn crate::model::DynModel, p: &Resolved) -> String {
     let mut text = format!("model={}\n", model.name());
-    for ((k, v), spec) in p.values.iter().zip(model.params()) {
-        if spec.added && *v == (spec.default)() {
+    let quiet = p.quiet(model.params());
+    for (i, (k, v)) in p.values.iter().enumerate() {
+        if quiet.contains(crate::params::ParamId(i)) {
             continue;
         }
         let v = match v {

@@ -71,7 +71,7 @@ crate::params! {
         allocation: Allocation = Allocation::Adaptive, Kind::choice::<Allocation>();
         /// communication preference c
         communication: f64 = 0.8, Kind::float(0.0, 1.0);
-        /// social reinforcement g (endorsement only)
+        /// social reinforcement g (endorsement; external policies are told it)
         gain: f64 = 6.0, Kind::float(0.0, 100.0);
         /// chance an agent starts with the report
         report_fraction: f64 = 0.3, Kind::float(0.0, 1.0);

@@ -61,8 +61,8 @@ pub fn export(p: &Resolved, run: &Run) -> Json {
     let ignored = cfg.ignored();
     json!({
         "engine": VERSION,
-        "config": config_json(p, GRAPH_PARAMS, ParamSet::EMPTY),
-        "effective_parameters": config_json(p, cfg.graph.params(), ignored),
+        "config": config_json(p, GRAPH_PARAMS, p.quiet(PARAMS)),
+        "effective_parameters": config_json(p, cfg.graph.params(), ignored.union(p.quiet(PARAMS))),
         "assumptions": ASSUMPTIONS,
         "interventions": run.interventions.iter()
             .map(|iv| json!({"round": iv.round, "agents": iv.agents}))

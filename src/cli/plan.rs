@@ -9,7 +9,6 @@ use crate::model::Registry;
 use crate::params::Value;
 use crate::policy::Policies;
 use crate::runner::{chunk_count, estimate::estimate};
-use std::sync::atomic::Ordering;
 
 /// A scratch folder that removes itself.
 struct Scratch(std::path::PathBuf);
@@ -104,12 +103,10 @@ fn describe_policies(plan: &Plan, probe: Option<&Policies>) {
             ),
             Err(e) => println!("           FAILED: {e}"),
         }
-        let asked = live.asked.load(Ordering::Relaxed);
-        let secs = live.waited_ns.load(Ordering::Relaxed) as f64 / 1e9;
+        let (asked, rate) = live.rate();
         if asked > 0 {
             println!(
-                "           decided {asked} decisions of a sample run in {secs:.2} s: {:.0} decisions/s per process",
-                asked as f64 / secs.max(1e-9)
+                "           decided the {asked} decisions of the sampled runs at {rate:.0} decisions/s per process"
             );
         }
     }

@@ -211,6 +211,11 @@ fn one_line(
         r.chunks_resumed,
         dir.display()
     );
+    for (arm, asked, rate, jobs) in &r.policies {
+        line.push_str(&format!(
+            "\narm {arm}: {asked} decision(s) asked of up to {jobs} policy process(es) (the rest came from the record log), {rate:.0} decisions/s of a process's time"
+        ));
+    }
     if !r.redone.is_empty() {
         line.push_str(&format!(
             "\n{} chunk(s) had damaged parts and were run again",

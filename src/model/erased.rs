@@ -301,6 +301,7 @@ fn generic_simulation(
     with_export: bool,
 ) -> Result<Simulation, ParamError> {
     let ignored = m.check(p)?;
+    let quiet = p.quiet(m.params());
     let want = vec![with_export; m.tables().len()];
     let out = m.run(p, &want, None)?;
     let mut tables = Map::new();
@@ -311,8 +312,11 @@ fn generic_simulation(
     let export = json!({
         "model": m.name(),
         "engine": m.version(),
-        "config": params_object(p, |_| true),
-        "effective_parameters": params_object(p, |i| !ignored.contains(crate::params::ParamId(i))),
+        "config": params_object(p, |i| !quiet.contains(crate::params::ParamId(i))),
+        "effective_parameters": params_object(p, |i| {
+            let id = crate::params::ParamId(i);
+            !ignored.contains(id) && !quiet.contains(id)
+        }),
         "summary": object(m.summary_columns(), &out.summary),
         "tables": tables,
         "failures": out.violation.iter().map(|v| json!({"identity": v.identity, "detail": v.detail, "text": v.to_string()})).collect::<Vec<_>>(),

@@ -10,6 +10,19 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// The parameters added after results were published that sit at
+    /// their defaults: left out of run keys and exports, so those of runs
+    /// that never set them read as they did before.
+    pub fn quiet(&self, specs: &[super::ParamSpec]) -> ParamSet {
+        let mut out = ParamSet::EMPTY;
+        for (i, ((_, v), spec)) in self.values.iter().zip(specs).enumerate() {
+            if spec.added && *v == (spec.default)() {
+                out.insert(super::ParamId(i));
+            }
+        }
+        out
+    }
+
     pub fn defaults(specs: &[ParamSpec]) -> Self {
         Resolved {
             values: specs.iter().map(|s| (s.name, (s.default)())).collect(),

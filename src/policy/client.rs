@@ -136,7 +136,6 @@ impl<'a> Client<'a> {
                 drop(items);
                 let wanted: HashMap<String, usize> =
                     group.iter().map(|&i| (pending[i].key.clone(), i)).collect();
-                let started = std::time::Instant::now();
                 let reply = pool.send(&line, |m| {
                     let replies = protocol::decisions(m, &batch)?;
                     let mut seen = std::collections::HashSet::new();
@@ -150,8 +149,6 @@ impl<'a> Client<'a> {
                     }
                     Ok(replies)
                 });
-                arm.waited_ns
-                    .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
                 arm.asked.fetch_add(group.len() as u64, Ordering::Relaxed);
                 let (replies, batch_failed) = match reply {
                     Ok(r) => (r, false),

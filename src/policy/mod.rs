@@ -73,10 +73,9 @@ pub struct ArmPolicy {
     stopped: Mutex<Option<String>>,
     /// Another folder's whole log, read once, for a replay from it.
     whole: std::sync::OnceLock<Result<Arc<ChunkLog>, String>>,
-    /// Decisions asked of the processes in this `witness run`, and the
-    /// time spent waiting for them, for the rate `run` and `plan` report.
+    /// Decisions asked of the processes in this `witness run`, for the
+    /// rate `run` and `plan` report.
     pub asked: AtomicU64,
-    pub waited_ns: AtomicU64,
 }
 
 impl ArmPolicy {
@@ -112,7 +111,6 @@ impl ArmPolicy {
             stopped: Mutex::new(None),
             whole: std::sync::OnceLock::new(),
             asked: AtomicU64::new(0),
-            waited_ns: AtomicU64::new(0),
         }
     }
 
@@ -167,6 +165,19 @@ impl ArmPolicy {
 
     pub fn stopped(&self) -> Option<String> {
         self.stopped.lock().expect("stop lock").clone()
+    }
+
+    /// Decisions asked of the processes and the decisions per second of a
+    /// process's time on them (reading, deciding, writing back).
+    pub fn rate(&self) -> (u64, f64) {
+        let asked = self.asked.load(std::sync::atomic::Ordering::Relaxed);
+        let busy = self
+            .pool
+            .as_ref()
+            .map_or(0, |p| p.busy_ns.load(std::sync::atomic::Ordering::Relaxed))
+            as f64
+            / 1e9;
+        (asked, if busy > 0.0 { asked as f64 / busy } else { 0.0 })
     }
 }
 

@@ -39,6 +39,9 @@ pub struct Pool {
     returned: Condvar,
     /// The identity and batch size of the first process started.
     first: Mutex<Option<(Identity, usize)>>,
+    /// Time processes spent on batches (from request to reply), summed
+    /// over processes.
+    pub busy_ns: std::sync::atomic::AtomicU64,
 }
 
 impl Pool {
@@ -54,6 +57,7 @@ impl Pool {
             }),
             returned: Condvar::new(),
             first: Mutex::new(None),
+            busy_ns: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -81,7 +85,13 @@ impl Pool {
         accept: impl FnOnce(&Json) -> Result<T, String>,
     ) -> Result<T, BatchError> {
         let (slot, mut p) = self.borrow().map_err(BatchError::Fatal)?;
-        let reply = p.exchange(line, self.ext.timeout).and_then(|m| accept(&m));
+        let started = std::time::Instant::now();
+        let reply = p.exchange(line, self.ext.timeout);
+        self.busy_ns.fetch_add(
+            started.elapsed().as_nanos() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        let reply = reply.and_then(|m| accept(&m));
         match reply {
             Ok(v) => {
                 self.give_back(slot, p);

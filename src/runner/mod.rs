@@ -184,6 +184,9 @@ pub struct Report {
     pub redone: Vec<u64>,
     /// (run_id, what failed) for runs whose identities broke.
     pub failures: Vec<(u64, String)>,
+    /// Per external arm: (arm, decisions asked of its processes, decisions
+    /// per second of a process's time, processes).
+    pub policies: Vec<(String, u64, f64, usize)>,
 }
 
 pub fn execute(
@@ -233,6 +236,14 @@ pub fn execute(
         &mut report,
     );
     policies.shutdown();
+    report.policies = policies
+        .arms()
+        .filter(|a| a.pool.is_some())
+        .map(|a| {
+            let (asked, rate) = a.rate();
+            (a.arm.clone(), asked, rate, a.ext.jobs)
+        })
+        .collect();
     result?;
     Ok(report)
 }
