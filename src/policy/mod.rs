@@ -261,16 +261,18 @@ pub struct ChunkLogs {
 }
 
 impl ChunkLogs {
-    /// The decider for a run of arm `i`, if the arm is external.
+    /// The decider for a run of arm `i`, if the arm is external. The run's
+    /// key and parameters are made only then: a built-in arm's run pays
+    /// nothing for them.
     pub fn client<'a>(
         &'a mut self,
         policies: &'a Policies,
         i: usize,
-        run_key: String,
-        params: Json,
+        run: impl FnOnce() -> (String, Json),
     ) -> Option<Client<'a>> {
         let arm = policies.arm(i)?;
         let log = self.arms.get_mut(i)?.as_mut()?;
+        let (run_key, params) = run();
         Some(Client::new(arm, log, run_key, params))
     }
 }

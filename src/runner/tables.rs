@@ -194,12 +194,9 @@ pub fn run_one(
 ) -> Done {
     let model = plan.model();
     let mut client = logs.and_then(|l| {
-        l.client(
-            policies,
-            spec.arm,
-            run_key(model, &spec.params),
-            params_json(&spec.params),
-        )
+        l.client(policies, spec.arm, || {
+            (run_key(model, &spec.params), params_json(&spec.params))
+        })
     });
     if let Some(c) = client.as_mut().filter(|_| plan.manifest.policy_calls) {
         c.calls = Some(Vec::new());
