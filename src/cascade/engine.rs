@@ -232,6 +232,20 @@ pub(super) fn ground(a: &mut Agent, truth: bool) {
     a.ledger.insert(PROBE);
 }
 
+/// Agent `a` asks for a check in round `r`: it costs the four slots the
+/// round would have read, and lands now or after the configured delay.
+pub(super) fn request_check(cfg: &Config, a: &mut Agent, r: u32, d: &mut Counters) {
+    d.requested += 1;
+    d.effort += SLOTS as u64;
+    a.requested += 1;
+    if cfg.check_delay == 0 {
+        ground(a, cfg.truth);
+        d.completed += 1;
+    } else {
+        a.pending = r + cfg.check_delay;
+    }
+}
+
 fn check_probability(cfg: &Config, p: f64) -> f64 {
     let c = cfg.communication;
     match (cfg.policy, cfg.allocation) {
@@ -279,15 +293,7 @@ impl Round<'_> {
         if !a.checked && a.pending == NOT_PENDING {
             let u = s.unit();
             if u < check_probability(cfg, a.p) {
-                d.requested += 1;
-                d.effort += 4;
-                a.requested += 1;
-                if cfg.check_delay == 0 {
-                    ground(a, cfg.truth);
-                    d.completed += 1;
-                } else {
-                    a.pending = r + cfg.check_delay;
-                }
+                request_check(cfg, a, r, d);
                 return;
             }
         }

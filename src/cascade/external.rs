@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 use super::config::{Config, Grounding};
-use super::engine::{clip, ground, Agent, NOT_PENDING, SLOTS};
+use super::engine::{self, clip, ground, Agent, NOT_PENDING, SLOTS};
 use super::graph::Graph;
 use super::ledger::{self, Ledger};
 use super::metrics::Counters;
@@ -83,15 +83,7 @@ pub fn round(
         let decided = if drawn.asked { answers.next() } else { None };
         match decided {
             Some(Decided::Answer(ans)) if ans.action == "check" => {
-                d.requested += 1;
-                d.effort += SLOTS as u64;
-                a.requested += 1;
-                if cfg.check_delay == 0 {
-                    ground(a, cfg.truth);
-                    d.completed += 1;
-                } else {
-                    a.pending = r + cfg.check_delay;
-                }
+                engine::request_check(cfg, a, r, d)
             }
             Some(Decided::Answer(ans)) => {
                 read(a, &drawn.slots, prev, d);
