@@ -610,3 +610,43 @@ fn policy_calls_holds_one_row_per_decision_and_verifies() {
             "policy_calls = true: no arm of this manifest has an external policy",
         ));
 }
+
+/// The README's example policy and arm, as printed there, run and decide:
+/// the documentation cannot drift from what works.
+#[test]
+fn the_readme_policy_example_runs_as_printed() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let section = &readme[readme.find("## External policies").unwrap()..];
+    let block = |fence: &str| {
+        let start = section.find(fence).unwrap() + fence.len();
+        section[start..start + section[start..].find("```").unwrap()].to_string()
+    };
+    let (arm, script) = (block("```toml\n"), block("```python\n"));
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("mean.py"), script).unwrap();
+    let text = format!(
+        "[experiment]\nname = \"mean\"\nmodel = \"witness\"\n[fixed]\npopulation = 60\nrounds = 10\n\
+         [grid]\nseed = [1, 2]\n{arm}"
+    );
+    let m = write_manifest(tmp.path(), "mean.toml", &text);
+    let out = tmp.path().join("out");
+    witness()
+        .args(["run", "-q"])
+        .arg(&m)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let runs = rows(&out, "runs");
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        assert!(r["decisions"].parse::<u64>().unwrap() > 0, "{r:?}");
+        assert_eq!(
+            (r["fallbacks"].as_str(), r["failed"].as_str()),
+            ("0", "false"),
+            "{r:?}"
+        );
+        assert_eq!(r["policy_name"], "mean");
+    }
+}
