@@ -64,6 +64,7 @@ fn read() -> Decided {
         action: "read".into(),
         belief: Some(0.61),
         text: None,
+        raw: json!({"action": "read", "belief": 0.61}),
     })
 }
 
@@ -137,8 +138,14 @@ fn bench(c: &mut Criterion) {
                     .iter()
                     .zip(&asks)
                     .map(|(r, a)| {
-                        protocol::check(&r.key, a.allowed, r.answer.as_ref().unwrap(), &point)
-                            .unwrap()
+                        protocol::check(
+                            &r.key,
+                            a.allowed,
+                            a.obs.text(),
+                            r.answer.as_ref().unwrap(),
+                            &point,
+                        )
+                        .unwrap()
                     })
                     .collect::<Vec<_>>()
             })

@@ -20,6 +20,7 @@ pub mod cli;
 pub mod crash;
 pub mod error;
 pub mod grid;
+pub mod harness;
 pub mod hive;
 pub mod jsondiff;
 pub mod manifest;

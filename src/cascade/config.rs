@@ -175,6 +175,31 @@ pub struct GraphParams {
     pub hub_links: usize,
 }
 
+impl GraphParams {
+    /// The rules that tie the graph knobs to the family and population.
+    pub fn check(&self, family: Family, population: usize) -> Result<(), ParamError> {
+        if family == Family::Modular && population < 2 * self.communities {
+            return Err(ParamError::new(
+                "communities",
+                self.communities,
+                &format!(
+                    "a modular graph of population {population} needs population >= 2 * communities"
+                ),
+                format!("2 ..= {} (population / 2)", population / 2),
+            ));
+        }
+        if self.hub_fraction <= 0.0 {
+            return Err(ParamError::new(
+                "hub_fraction",
+                format!("{:?}", self.hub_fraction),
+                "must be above zero",
+                "a number with 0 < x <= 0.5".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Default for GraphParams {
     fn default() -> Self {
         GraphParams {
@@ -232,25 +257,7 @@ impl Config {
             hub_fraction: p.hub_fraction,
             hub_links: p.hub_links,
         };
-        if p.graph == Family::Modular && p.population < 2 * graph_params.communities {
-            return Err(ParamError::new(
-                "communities",
-                graph_params.communities,
-                &format!(
-                    "a modular graph of population {} needs population >= 2 * communities",
-                    p.population
-                ),
-                format!("2 ..= {} (population / 2)", p.population / 2),
-            ));
-        }
-        if graph_params.hub_fraction <= 0.0 {
-            return Err(ParamError::new(
-                "hub_fraction",
-                format!("{:?}", graph_params.hub_fraction),
-                "must be above zero",
-                "a number with 0 < x <= 0.5".into(),
-            ));
-        }
+        graph_params.check(p.graph, p.population)?;
         Ok(Config {
             population: p.population,
             rounds: p.rounds,

@@ -258,7 +258,7 @@ fn check_probability(cfg: &Config, p: f64) -> f64 {
     }
 }
 
-pub(super) fn clip(x: f64) -> f64 {
+pub fn clip(x: f64) -> f64 {
     x.clamp(0.01, 0.99)
 }
 

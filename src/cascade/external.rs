@@ -24,6 +24,7 @@ pub const AGENT_ROUND: DecisionPoint = DecisionPoint {
     text_for: &[],
     text_limit: 0,
     safe: "read",
+    fields: None,
 };
 
 const CHECK_OR_READ: &[&str] = &["check", "read"];

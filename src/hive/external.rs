@@ -21,6 +21,7 @@ pub const TURN: DecisionPoint = DecisionPoint {
     text_for: &["post"],
     text_limit: TEXT_LIMIT,
     safe: "silent",
+    fields: None,
 };
 
 const POST: &[&str] = &["post"];

@@ -23,7 +23,16 @@ pub struct DecisionPoint {
     /// The action `fallback` may name: what the model does for a decision
     /// that could not be had.
     pub safe: &'static str,
+    /// The model's own checks of an answer's other fields, given the
+    /// action, the whole answer and the observation's text (a relay's
+    /// recipient must be a neighbour the observation lists, say): an error
+    /// names the field, as the protocol's own checks do.
+    pub fields: Option<FieldCheck>,
 }
+
+/// A decision point's check of the fields it reads beyond action, belief
+/// and text.
+pub type FieldCheck = fn(action: &str, answer: &Json, obs: &str) -> Result<(), String>;
 
 /// One decision asked: a key unique within the run (`r7/a12`), what the
 /// decider observes (draws included), and the actions it may take.
@@ -74,6 +83,9 @@ pub struct Answer {
     pub action: String,
     pub belief: Option<f64>,
     pub text: Option<String>,
+    /// The whole answer as the policy gave it (less its key and usage),
+    /// for a decision point with fields of its own.
+    pub raw: Json,
 }
 
 /// What the model is to apply for one ask.

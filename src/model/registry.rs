@@ -1,5 +1,5 @@
 //! The models a command can use, by manifest name. The built-in registry
-//! holds the cascade, hive and trust-sim; tests (or another program using
+//! holds the cascade, hive, trust-sim and the harness; tests (or another program using
 //! the library) can add models of their own without touching the runner.
 
 use super::DynModel;
@@ -16,6 +16,7 @@ impl Registry {
                 &crate::cascade::MODEL,
                 &crate::hive::MODEL,
                 &crate::trustsim::MODEL,
+                &crate::harness::MODEL,
             ],
         }
     }

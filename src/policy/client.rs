@@ -175,10 +175,15 @@ impl<'a> Client<'a> {
                     add_usage(&mut p.usage, &r.usage);
                     let a = &asks[p.at];
                     match r.answer {
-                        Ok(raw) => match protocol::check(&p.key, a.allowed, &raw, arm.point) {
-                            Ok(_) => p.done = Some((Outcome::Answer, Some(stored_answer(&raw)))),
-                            Err(e) => p.errors.push(e),
-                        },
+                        Ok(raw) => {
+                            match protocol::check(&p.key, a.allowed, a.obs.text(), &raw, arm.point)
+                            {
+                                Ok(_) => {
+                                    p.done = Some((Outcome::Answer, Some(stored_answer(&raw))))
+                                }
+                                Err(e) => p.errors.push(e),
+                            }
+                        }
                         Err(e) => {
                             p.errors.push(format!(
                                 "{}: the policy reported {}: {}",
@@ -371,8 +376,8 @@ impl Decider for Client<'_> {
             out.push(match e.outcome {
                 Outcome::Answer => {
                     let raw = e.answer.clone().unwrap_or(Json::Null);
-                    let answer =
-                        protocol::check(&e.key, a.allowed, &raw, arm.point).map_err(|m| {
+                    let answer = protocol::check(&e.key, a.allowed, a.obs.text(), &raw, arm.point)
+                        .map_err(|m| {
                             self.fail(&e.key, format!("the logged answer is not valid: {m}"))
                         })?;
                     Decided::Answer(answer)

@@ -178,6 +178,7 @@ pub fn decisions(msg: &Json, batch: &str) -> Result<Vec<Reply>, String> {
 pub fn check(
     key: &str,
     allowed: &[&str],
+    obs: &str,
     raw: &Json,
     point: &DecisionPoint,
 ) -> Result<Answer, String> {
@@ -218,10 +219,14 @@ pub fn check(
     if point.text_for.contains(&action) && text.is_none() {
         return Err(format!("{key}: text: missing; action {action} needs text"));
     }
+    if let Some(fields) = point.fields {
+        fields(action, raw, obs).map_err(|e| format!("{key}: {e}"))?;
+    }
     Ok(Answer {
         action: action.to_string(),
         belief,
         text,
+        raw: raw.clone(),
     })
 }
 
@@ -312,12 +317,13 @@ mod tests {
         text_for: &["post"],
         text_limit: 8,
         safe: "read",
+        fields: None,
     };
 
     #[test]
     fn answers_are_checked_and_errors_name_the_key_and_field() {
         let allowed = ["check", "read"];
-        let check = |raw: Json| check("k/r1/a2", &allowed, &raw, &POINT);
+        let check = |raw: Json| check("k/r1/a2", &allowed, "{}", &raw, &POINT);
         let ok = check(json!({"action": "read", "belief": 0.25})).unwrap();
         assert_eq!((ok.action.as_str(), ok.belief), ("read", Some(0.25)));
         let err = |raw: Json| check(raw).unwrap_err();

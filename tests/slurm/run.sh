@@ -163,7 +163,13 @@ if grep -Eq "[1-9][0-9]* chunk\(s\) resumed" "$WORK/resume-1.out"; then
 else
     fail "the resubmitted task did not resume"; cat "$WORK/resume-1.out"
 fi
-"$WITNESS" merge "$WORK/resume" --quiet && ok "witness merge after the resubmission" || fail "merge after resubmission"
+if "$WITNESS" merge "$WORK/resume" --quiet; then
+    ok "witness merge after the resubmission"
+else
+    fail "merge after resubmission"
+    for f in "$WORK"/resume-*.out; do echo "--- $f"; cat "$f"; done
+    sacct -j "$(cat "$WORK/last-job" 2>/dev/null || echo 0)" 2>/dev/null || true
+fi
 "$WITNESS" run "$ROOT/tests/slurm/resume.toml" --out "$WORK/resume-single" --quiet
 same_files "$WORK/resume" "$WORK/resume-single" && ok "crash, resubmit and merge give the single-machine bytes" \
     || fail "crash, resubmit and merge differ from a single-machine run"
