@@ -206,6 +206,14 @@ fn every_change_to_the_hive_arms_with_episodes_is_caught() {
 }
 
 #[test]
+fn every_change_to_a_harness_experiment_is_caught() {
+    let text = "[experiment]\nname = \"h\"\nmodel = \"harness\"\n\
+                [grid]\nseed = [1, 2]\npolicy = [\"echo\", \"dedupe\", \"prober\"]\n\
+                [output]\nagents = true\nmessages = true\n";
+    every_change_is_caught("harness", text);
+}
+
+#[test]
 fn every_change_to_the_trust_attacks_is_caught() {
     every_change_is_caught("trust-attacks", &shipped("trust-attacks.toml"));
 }

@@ -136,3 +136,24 @@ fn the_hive_member_loopback_equals_hive_plus_over_500_rooms_at_noise_90() {
         ("78.8", "495")
     );
 }
+
+#[test]
+fn each_harness_twin_equals_its_scripted_policy_on_the_controls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = shipped("harness-controls.toml", 1, tmp.path());
+    let out = tmp.path().join("out");
+    witness()
+        .args(["run", "-q"])
+        .arg(&m)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    for policy in ["echo", "dedupe", "prober"] {
+        let twin = format!("{policy}-py");
+        assert_eq!(assert_same(&out, "runs", policy, &twin), 120);
+        for table in ["trajectories", "agents", "messages"] {
+            assert!(assert_same(&out, table, policy, &twin) > 0, "{table}");
+        }
+    }
+}

@@ -47,6 +47,9 @@ fn shards_plus_merge_equal_a_single_run() {
     let single = tmp.path().join("single");
     run_ok(&m, &single);
     let sharded = tmp.path().join("sharded");
+    // A file another shard is writing at this moment: no shard may remove
+    // it (only merge, when every shard is done).
+    let in_flight = sharded.join("parts/runs/.chunk-00000003.parquet.tmp4242");
     for k in 0..4 {
         witness()
             .args(["run", "-q", "--shard", &format!("{k}/4"), "--out"])
@@ -54,6 +57,13 @@ fn shards_plus_merge_equal_a_single_run() {
             .arg(&m)
             .assert()
             .success();
+        if k == 0 {
+            std::fs::write(&in_flight, b"half a part").unwrap();
+        }
+        assert!(
+            k == 0 || in_flight.exists(),
+            "shard {k} removed another's file"
+        );
         if k == 1 {
             witness()
                 .args(["merge"])
@@ -73,6 +83,7 @@ fn shards_plus_merge_equal_a_single_run() {
         "merged shards differ from a single run"
     );
     assert!(!sharded.join("parts").exists());
+    assert!(!in_flight.exists(), "merge clears what a killed shard left");
 }
 
 #[test]

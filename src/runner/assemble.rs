@@ -276,7 +276,6 @@ pub fn merge(dir: &Path, registry: &Registry) -> Result<Vec<(u64, String)>, RunE
     let layout = Layout::new(dir);
     let plan = layout.read_plan(registry)?;
     let tables = tables(&plan.manifest);
-    layout.remove_temporaries();
     if is_complete(&plan, &layout, &tables)? {
         remove_parts(&layout)?;
         return failures_in(&layout.table("runs"));
@@ -293,6 +292,9 @@ pub fn merge(dir: &Path, registry: &Registry) -> Result<Vec<(u64, String)>, RunE
             "wait for or rerun the shards that own them",
         ));
     }
+    // Every chunk is in, so no shard is still writing: what temporaries
+    // remain were left by killed ones.
+    layout.remove_temporaries();
     match assemble(&plan, &layout, &tables) {
         Ok(f) => Ok(f),
         Err(Assembly::Failed(e)) => Err(e),

@@ -199,7 +199,12 @@ pub fn execute(
     let tables = tables(&plan.manifest);
     let shard = opts.shard.unwrap_or(Shard { index: 0, count: 1 });
     let work = target.prepare(&plan.manifest.text, opts.force, shard.count > 1)?;
-    work.remove_temporaries();
+    // Another shard may be writing into this folder right now: its
+    // temporaries are its own, and `merge` (one process) clears what a
+    // killed shard left.
+    if shard.count == 1 {
+        work.remove_temporaries();
+    }
     let mut report = Report {
         chunks: chunk_count(plan),
         replaced: work.is_staging(),
