@@ -85,7 +85,7 @@ impl<'a> Client<'a> {
     ) -> Result<(), PolicyFailure> {
         let arm = self.arm;
         let pool = arm.pool.as_ref().expect("a live arm has processes");
-        let (running, batch_size) = pool.identity().map_err(|e| {
+        let (running, mut batch_size) = pool.identity().map_err(|e| {
             arm.stop(e.clone());
             self.fail(&pending[0].key, e)
         })?;
@@ -156,7 +156,19 @@ impl<'a> Client<'a> {
                         arm.stop(e.clone());
                         return Err(self.fail(&pending[group[0]].key, e));
                     }
-                    Err(super::pool::BatchError::Failed(e)) => {
+                    Err(super::pool::BatchError::Failed {
+                        message: e,
+                        timed_out,
+                    }) => {
+                        // One decision may be what breaks the policy (it
+                        // crashes, writes a bad line): from then on each is
+                        // asked alone, so the others' outcomes do not
+                        // depend on the batch they shared with it. A
+                        // timeout is retried as it was: a slow policy is
+                        // slow for every decision.
+                        if !timed_out {
+                            batch_size = 1;
+                        }
                         for &i in group {
                             pending[i].attempts += 1;
                             pending[i]
@@ -360,8 +372,11 @@ impl Decider for Client<'_> {
                     e.sealed()
                 })
                 .collect();
-            w.append(&used)
-                .map_err(|e| self.fail(&keys[0], format!("cannot write the record log: {e}")))?;
+            if let Err(e) = w.append(&used) {
+                let m = format!("cannot write the record log: {e}");
+                arm.stop(m.clone());
+                return Err(self.fail(&keys[0], m));
+            }
         }
         let mut out = Vec::with_capacity(asks.len());
         for (e, a) in entries.into_iter().zip(&asks) {

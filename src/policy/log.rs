@@ -128,8 +128,10 @@ pub struct ChunkLog {
 }
 
 /// Reads a chunk's log (compressed if the results were completed). A last
-/// line cut short by a crash is dropped, and cut off the file so appends
-/// start on a fresh line; any other damage is an error naming the line.
+/// line cut short by a crash is skipped (its batch was never applied, so it
+/// is asked again); reading never changes the file, which may be another
+/// folder's or still being written. Any other damage is an error naming
+/// the line.
 pub fn load(path: &Path) -> Result<ChunkLog, LogError> {
     let zst = compressed(path);
     let (text, from) = if zst.exists() {
@@ -144,22 +146,15 @@ pub fn load(path: &Path) -> Result<ChunkLog, LogError> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ChunkLog::default()),
             Err(e) => return Err(io(path)(e)),
             Ok(bytes) => {
-                let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-                if keep < bytes.len() {
-                    // A torn last line: the batch it belonged to was never
-                    // applied, so it is asked again.
-                    OpenOptions::new()
-                        .write(true)
-                        .open(path)
-                        .and_then(|f| f.set_len(keep as u64))
-                        .map_err(io(path))?;
-                }
-                let text =
-                    String::from_utf8(bytes[..keep].to_vec()).map_err(|_| LogError::Entry {
+                let keep = whole_lines(&bytes);
+                let text = String::from_utf8(bytes[..keep].to_vec()).map_err(|e| {
+                    let at = e.utf8_error().valid_up_to();
+                    LogError::Entry {
                         path: path.display().to_string(),
-                        line: 0,
+                        line: 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
                         message: "not UTF-8".into(),
-                    })?;
+                    }
+                })?;
                 (text, path.to_path_buf())
             }
         }
@@ -184,6 +179,11 @@ pub fn load(path: &Path) -> Result<ChunkLog, LogError> {
         entries.insert(e.key.clone(), e);
     }
     Ok(ChunkLog { entries })
+}
+
+/// The length of the whole lines at the start of `bytes`.
+fn whole_lines(bytes: &[u8]) -> usize {
+    bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
 }
 
 /// Every chunk's log of an arm, read back into one.
@@ -234,14 +234,7 @@ impl Writer {
             return Ok(());
         }
         if self.file.is_none() {
-            let dir = self.path.parent().expect("a log lives in a folder");
-            std::fs::create_dir_all(dir).map_err(io(dir))?;
-            let f = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.path)
-                .map_err(io(&self.path))?;
-            self.file = Some(f);
+            self.file = Some(self.open().map_err(io(&self.path))?);
         }
         let mut text = String::new();
         for e in entries {
@@ -254,6 +247,45 @@ impl Writer {
             .map_err(io(&self.path))?;
         crate::crash::point("policy answers logged");
         Ok(())
+    }
+}
+
+impl Writer {
+    /// Opens the log for appending. A torn last line (a crash mid-write;
+    /// its batch was never applied) is cut off first, so appends start on
+    /// a line of their own. A new file, and any folder made for it, is
+    /// synced into its parent: an answer logged must survive a power loss
+    /// as surely as the results that rely on it.
+    fn open(&self) -> std::io::Result<File> {
+        let dir = self.path.parent().expect("a log lives in a folder");
+        let mut made = Vec::new();
+        let mut d = dir;
+        while !d.exists() {
+            made.push(d.to_path_buf());
+            d = d.parent().expect("a folder below the results");
+        }
+        std::fs::create_dir_all(dir)?;
+        let existed = self.path.exists();
+        let f = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(&self.path)?;
+        if existed {
+            let bytes = std::fs::read(&self.path)?;
+            let keep = whole_lines(&bytes);
+            if keep < bytes.len() {
+                f.set_len(keep as u64)?;
+                f.sync_data()?;
+            }
+        } else {
+            made.push(self.path.clone());
+            for p in made.iter().rev() {
+                let parent = p.parent().expect("below the results");
+                File::open(parent)?.sync_all()?;
+            }
+        }
+        Ok(f)
     }
 }
 
@@ -378,7 +410,15 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         let log = load(&path).unwrap();
         assert_eq!(log.entries.len(), 2);
-        assert!(std::fs::read_to_string(&path).unwrap().ends_with("}\n"));
+        // Reading leaves the file as it is (it may be another folder's, or
+        // still being written); the writer cuts the torn line before it
+        // appends.
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        let mut w = Writer::new(path.clone());
+        w.append(&[entry("k/r1/a2")]).unwrap();
+        drop(w);
+        assert_eq!(load(&path).unwrap().entries.len(), 3);
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("\"req\n"));
         let edited = std::fs::read_to_string(&path)
             .unwrap()
             .replacen("0.25", "0.75", 1);

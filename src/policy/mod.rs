@@ -116,7 +116,13 @@ impl ArmPolicy {
 
     /// The identity answers are hashed with: the one the log records, or
     /// (for a new log) the one the first process reports, recorded now.
+    /// Without it no answer can be had or checked, so an error stops the
+    /// run (it is about the folder or the policy, not one decision).
     pub fn identity(&self) -> Result<Identity, String> {
+        self.find_identity().inspect_err(|e| self.stop(e.clone()))
+    }
+
+    fn find_identity(&self) -> Result<Identity, String> {
         let mut recorded = self.recorded.lock().expect("identity lock");
         if let Some(id) = &*recorded {
             return Ok(id.clone());
@@ -126,8 +132,7 @@ impl ArmPolicy {
             // A process started later is compared with it (`Client::ask`).
             (Some(r), _) => r.policy,
             (None, Mode::Live) => {
-                let started = self.pool.as_ref().expect("live").identity();
-                let (id, _) = started.inspect_err(|e| self.stop(e.clone()))?;
+                let (id, _) = self.pool.as_ref().expect("live").identity()?;
                 id
             }
             (None, _) => {

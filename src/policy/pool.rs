@@ -20,7 +20,9 @@ pub enum BatchError {
     /// The policy cannot be run at all; the whole `witness run` stops.
     Fatal(String),
     /// This batch failed; its decisions are retried on a fresh process.
-    Failed(String),
+    /// `timed_out`: for want of time (a slow policy is slow for all its
+    /// decisions) rather than a broken reply (which one decision may cause).
+    Failed { message: String, timed_out: bool },
 }
 
 struct Slots {
@@ -98,11 +100,15 @@ impl Pool {
                 Ok(v)
             }
             Err(e) => {
+                let timed_out = p.timed_out;
                 p.kill();
                 let tail = p.stderr_tail();
                 drop(p);
                 self.release(slot);
-                Err(BatchError::Failed(format!("{e}{tail}")))
+                Err(BatchError::Failed {
+                    message: format!("{e}{tail}"),
+                    timed_out,
+                })
             }
         }
     }

@@ -35,6 +35,10 @@ pub struct Process {
     /// The batch size the process asked for in `ready`.
     pub max_batch: Option<usize>,
     pub stderr: PathBuf,
+    /// Closed, or sent to, once all of its stderr is in the file.
+    stderr_done: Receiver<()>,
+    /// The last exchange ended for want of time, not a broken reply.
+    pub timed_out: bool,
 }
 
 impl Process {
@@ -66,7 +70,11 @@ impl Process {
         let (line_tx, lines) = mpsc::sync_channel::<Line>(4);
         std::thread::spawn(move || read_lines(stdout, line_tx));
         let log = stderr.clone();
-        std::thread::spawn(move || copy_stderr(err, &log));
+        let (copied, stderr_done) = mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            copy_stderr(err, &log);
+            let _ = copied.send(());
+        });
         let mut p = Process {
             child,
             writer: Some(writer),
@@ -74,6 +82,8 @@ impl Process {
             identity: Identity::default(),
             max_batch: None,
             stderr,
+            stderr_done,
+            timed_out: false,
         };
         let ready = p
             .exchange(hello, ext.timeout)
@@ -106,10 +116,13 @@ impl Process {
                 format!("wrote a line that is not JSON ({e}): {shown:?}")
             }),
             Ok(Err(why)) => Err(self.gone(&why)),
-            Err(RecvTimeoutError::Timeout) => Err(format!(
-                "no answer within {} s (timeout_s)",
-                timeout.as_secs_f64()
-            )),
+            Err(RecvTimeoutError::Timeout) => {
+                self.timed_out = true;
+                Err(format!(
+                    "no answer within {} s (timeout_s)",
+                    timeout.as_secs_f64()
+                ))
+            }
             Err(RecvTimeoutError::Disconnected) => Err(self.gone("its output closed")),
         }
     }
@@ -128,10 +141,11 @@ impl Process {
         }
     }
 
-    /// The last lines of the process's stderr, for an error message.
+    /// The last lines of the process's stderr, for an error message; called
+    /// once it is killed, so the copy ends as soon as the pipe is drained
+    /// (a child it left behind holding the pipe gets half a second).
     pub fn stderr_tail(&self) -> String {
-        // The copying thread may still be writing what the process said last.
-        std::thread::sleep(Duration::from_millis(50));
+        let _ = self.stderr_done.recv_timeout(Duration::from_millis(500));
         let text = std::fs::read(&self.stderr).unwrap_or_default();
         let text = String::from_utf8_lossy(&text[text.len().saturating_sub(2000)..]).into_owned();
         let tail: Vec<&str> = text.lines().rev().take(3).collect();
@@ -154,6 +168,10 @@ impl Process {
             let _ = w.send(protocol::bye());
         }
         if self.wait_for(Duration::from_secs(5)) {
+            // What it started and left behind in its group (a worker, a
+            // local server) goes with it. The group id is not reused while
+            // any member lives.
+            self.signal(libc::SIGTERM);
             return;
         }
         self.signal(libc::SIGTERM);

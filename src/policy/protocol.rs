@@ -31,9 +31,9 @@ pub struct Item<'a> {
     pub allowed: &'a [&'static str],
 }
 
-/// What an answer cost, as the process reports it; every field optional.
+/// What an answer cost, as the process reports it; every field optional,
+/// and fields witness does not know (a provider's own) are ignored.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Usage {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub input_tokens: Option<u64>,
@@ -155,15 +155,31 @@ pub fn decisions(msg: &Json, batch: &str) -> Result<Vec<Reply>, String> {
                 .as_str()
                 .ok_or_else(|| format!("a decision without a key: {}", short(it)))?
                 .to_string();
-            let usage: Usage = match &it["usage"] {
-                Json::Null => Usage::default(),
-                u => serde_json::from_value(u.clone()).map_err(|e| format!("{key}: usage: {e}"))?,
+            // A bad usage record is this decision's error, not the batch's.
+            let (usage, bad_usage) = match &it["usage"] {
+                Json::Null => (Usage::default(), None),
+                u => match serde_json::from_value(u.clone()) {
+                    Ok(u) => (u, None),
+                    Err(e) => (Usage::default(), Some(format!("usage = {}: {e}", short(u)))),
+                },
             };
-            let answer = match &it["error"] {
-                Json::Null => Ok(it.clone()),
-                e => Err(ItemError {
+            let answer = match (&it["error"], bad_usage) {
+                (Json::Null, None) => Ok(it.clone()),
+                (Json::Null, Some(message)) => Err(ItemError {
+                    kind: "parse".into(),
+                    message,
+                    retryable: true,
+                }),
+                (Json::String(text), _) => Err(ItemError {
+                    kind: "provider".into(),
+                    message: text.clone(),
+                    retryable: true,
+                }),
+                (e, _) => Err(ItemError {
                     kind: e["kind"].as_str().unwrap_or("provider").to_string(),
-                    message: e["message"].as_str().unwrap_or("").to_string(),
+                    message: e["message"]
+                        .as_str()
+                        .map_or_else(|| short(e), str::to_string),
                     retryable: e["retryable"].as_bool().unwrap_or(true),
                 }),
             };
@@ -182,9 +198,22 @@ pub fn check(
     raw: &Json,
     point: &DecisionPoint,
 ) -> Result<Answer, String> {
-    let action = raw["action"]
-        .as_str()
-        .ok_or_else(|| format!("{key}: action: missing (allowed: {})", allowed.join(", ")))?;
+    let action = match &raw["action"] {
+        Json::String(a) => a.as_str(),
+        Json::Null => {
+            return Err(format!(
+                "{key}: action: missing (allowed: {})",
+                allowed.join(", ")
+            ))
+        }
+        v => {
+            return Err(format!(
+                "{key}: action = {}: not a string (allowed: {})",
+                short(v),
+                allowed.join(", ")
+            ))
+        }
+    };
     if !allowed.contains(&action) {
         return Err(format!(
             "{key}: action = {action:?}: not allowed here (allowed: {})",
@@ -193,11 +222,17 @@ pub fn check(
     }
     let belief = match &raw["belief"] {
         Json::Null => None,
-        v => Some(
-            v.as_f64()
+        Json::Number(n) => Some(
+            n.as_f64()
                 .filter(|b| b.is_finite() && (0.0..=1.0).contains(b))
-                .ok_or_else(|| format!("{key}: belief = {}: out of range 0..=1", short(v)))?,
+                .ok_or_else(|| format!("{key}: belief = {n}: out of range 0..=1"))?,
         ),
+        v => {
+            return Err(format!(
+                "{key}: belief = {}: not a number in 0..=1",
+                short(v)
+            ))
+        }
     };
     if point.belief_for.contains(&action) && belief.is_none() {
         return Err(format!(
@@ -334,7 +369,28 @@ mod tests {
         assert!(err(json!({"action": "jump"})).contains("not allowed here (allowed: check, read)"));
         assert!(err(json!({"action": "read"})).contains("belief: missing"));
         assert!(err(json!({"belief": 0.5})).contains("action: missing"));
-        assert!(err(json!({"action": "read", "belief": "0.5"})).contains("out of range"));
+        assert!(err(json!({"action": "read", "belief": "0.5"})).contains("not a number"));
+        assert!(err(json!({"action": 3})).contains("action = 3: not a string"));
+    }
+
+    #[test]
+    fn a_bad_usage_or_error_record_is_that_decision_s_error_and_keeps_its_text() {
+        let msg = json!({"type": "decisions", "batch": "b", "items": [
+            {"key": "a", "action": "read", "belief": 0.5, "usage": {"input_tokens": "many"}},
+            {"key": "b", "error": "rate limited"},
+            {"key": "c", "action": "read", "belief": 0.5, "usage": {"input_tokens": 3, "reasoning_tokens": 9}},
+        ]});
+        let r = decisions(&msg, "b").unwrap();
+        let e = r[0].answer.as_ref().unwrap_err();
+        assert_eq!(e.kind, "parse");
+        assert!(e.message.contains("usage"), "{}", e.message);
+        let e = r[1].answer.as_ref().unwrap_err();
+        assert_eq!(
+            (e.kind.as_str(), e.message.as_str()),
+            ("provider", "rate limited")
+        );
+        assert!(r[2].answer.is_ok());
+        assert_eq!(r[2].usage.input_tokens, Some(3));
     }
 
     #[test]
