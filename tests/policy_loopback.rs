@@ -6,80 +6,10 @@
 
 mod common;
 
-use common::witness;
-use std::collections::BTreeMap;
+use common::{assert_same, by_arm, witness};
 use std::path::Path;
-use witness::store::parquet;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-/// Every row of `table`, as strings by column, split by arm.
-fn by_arm(dir: &Path, table: &str) -> BTreeMap<String, Vec<BTreeMap<String, String>>> {
-    let runs = parquet::open(&dir.join("runs.parquet")).unwrap();
-    let arm_of: BTreeMap<i64, String> = runs
-        .flat_map(|b| b.unwrap().rows(&["run_id", "arm"]).unwrap())
-        .map(|r| (r[0].as_i64().unwrap(), r[1].plain()))
-        .collect();
-    let r = parquet::open(&dir.join(format!("{table}.parquet"))).unwrap();
-    let names: Vec<String> = r.columns.iter().map(|c| c.0.clone()).collect();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let mut out: BTreeMap<String, Vec<BTreeMap<String, String>>> = BTreeMap::new();
-    for row in r.flat_map(|b| b.unwrap().rows(&refs).unwrap()) {
-        let arm = arm_of[&row[0].as_i64().unwrap()].clone();
-        let cells = names.iter().cloned().zip(row.iter().map(|v| v.plain()));
-        out.entry(arm).or_default().push(cells.collect());
-    }
-    out
-}
-
-/// The columns that name a run or its policy rather than what it did.
-const IDENTITY: &[&str] = &[
-    "run_id",
-    "run_key",
-    "arm",
-    "policy",
-    "member",
-    "decisions",
-    "policy_errors",
-    "fallbacks",
-    "input_tokens",
-    "output_tokens",
-    "cost_microusd",
-    "policy_seconds",
-    "policy_name",
-    "policy_version",
-    "policy_digest",
-    "policy_failure",
-];
-
-fn assert_same(dir: &Path, table: &str, built_in: &str, external: &str) -> usize {
-    let arms = by_arm(dir, table);
-    let strip = |rows: &[BTreeMap<String, String>]| -> Vec<BTreeMap<String, String>> {
-        rows.iter()
-            .map(|r| {
-                let mut r = r.clone();
-                r.retain(|k, _| !IDENTITY.contains(&k.as_str()));
-                r
-            })
-            .collect()
-    };
-    let (a, b) = (strip(&arms[built_in]), strip(&arms[external]));
-    assert_eq!(a.len(), b.len(), "{table}: row counts");
-    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-        assert_eq!(x, y, "{table}: row {i} of {built_in} and {external} differ");
-    }
-    let ext = &arms[external];
-    if table == "runs" {
-        for r in ext {
-            assert_eq!(
-                (r["policy_errors"].as_str(), r["fallbacks"].as_str()),
-                ("0", "0")
-            );
-            assert!(r["decisions"].parse::<u64>().unwrap() > 0);
-        }
-    }
-    a.len()
-}
 
 /// A shipped manifest with its relative policy path made absolute and the
 /// external table's `jobs` set.
