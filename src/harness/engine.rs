@@ -9,10 +9,11 @@ use super::config::{Config, Policy};
 use super::external;
 use super::metrics::{self, Snapshot};
 use super::scripted::{self, View};
-use super::world::{self, Agent, Counters, Move, Msg};
+use super::world::{self, Agent, Counters, Move, Msg, Root};
 use crate::cascade::graph::Graph;
 use crate::model::{Ask, Decided, PolicyFailure, Position, Violation};
 use crate::rng::{extend, key, tag, Stream};
+use std::rc::Rc;
 
 /// What the engine hands an external round to.
 pub type Decide<'a> = dyn FnMut(Vec<Ask>) -> Result<Vec<Decided>, PolicyFailure> + 'a;
@@ -40,6 +41,8 @@ pub fn simulate(cfg: &Config, mut decide: Option<&mut Decide>, keep: bool) -> Ru
     let mut messages = Vec::new();
     let mut violation = None;
     let probe_text = cfg.observations.text(cfg.truth);
+    let probe_passed = super::fixtures::passed(probe_text);
+    let own_probe: Vec<Rc<[Root]>> = (0..n).map(|i| Rc::from([world::probe_root(i)])).collect();
     let check = |s: &Snapshot, prev: Option<&Snapshot>, v: &mut Option<Violation>| {
         if v.is_none() {
             *v = metrics::check_counts(s, n as u64, u64::from(cfg.budget))
@@ -64,6 +67,8 @@ pub fn simulate(cfg: &Config, mut decide: Option<&mut Decide>, keep: bool) -> Ru
                 agent: i,
                 me: a,
                 probe_text: a.latest_probe.map(|_| probe_text),
+                probe_passed: a.latest_probe.map(|_| probe_passed),
+                own_probe: &own_probe[i],
                 neighbours: nb,
                 u,
                 pick,
@@ -79,18 +84,13 @@ pub fn simulate(cfg: &Config, mut decide: Option<&mut Decide>, keep: bool) -> Ru
             failed = true;
             break;
         };
-        let mut moves: Vec<Option<Move>> = vec![None; n];
-        for (v, m) in views.iter().zip(chosen) {
-            moves[v.agent] = Some(m);
-        }
+        // In agent order, as the views were made.
+        let moves: Vec<(usize, Move)> = views.iter().map(|v| v.agent).zip(chosen).collect();
         drop(views);
         if violation.is_none() {
             violation = bad_move(cfg, &graph, &agents, &moves, r);
         }
-        let delivered = world::apply(cfg, &mut agents, moves, r, &mut c);
-        if keep {
-            messages.extend(delivered);
-        }
+        messages.extend(world::apply(cfg, &mut agents, moves, r, &mut c, keep));
         trajectory.push(metrics::snapshot(r, cfg.truth, &agents, &c));
         let k = trajectory.len();
         check(&trajectory[k - 1], trajectory.get(k - 2), &mut violation);
@@ -140,11 +140,10 @@ fn bad_move(
     cfg: &Config,
     graph: &Graph,
     agents: &[Agent],
-    moves: &[Option<Move>],
+    moves: &[(usize, Move)],
     r: u32,
 ) -> Option<Violation> {
-    moves.iter().enumerate().find_map(|(i, m)| {
-        let m = m.as_ref()?;
+    moves.iter().find_map(|&(i, ref m)| {
         let (belief, spends, to_neighbour) = match m {
             Move::Probe { belief } => (*belief, true, true),
             Move::Relay { belief, to, .. } => (*belief, true, graph.neighbours(i).contains(to)),

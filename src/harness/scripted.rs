@@ -6,7 +6,6 @@
 
 use std::rc::Rc;
 
-use super::fixtures;
 use super::world::{is_probe, probe_root, Agent, Move, Root, Stance};
 use crate::cascade::engine::clip;
 
@@ -16,6 +15,11 @@ pub struct View<'a> {
     pub me: &'a Agent,
     /// Its latest probe's output, when it has probed.
     pub probe_text: Option<&'static str>,
+    /// What `fixtures::passed` reads in that output (read once a run: the
+    /// output is the same text every time).
+    pub probe_passed: Option<bool>,
+    /// `[probe:agent]`, made once, for relays citing its own probe.
+    pub own_probe: &'a Rc<[Root]>,
     pub neighbours: &'a [u32],
     /// `unit()`, then `below(degree)`, from the agent's turn stream.
     pub u: f64,
@@ -70,66 +74,75 @@ pub fn dedupe(v: &View) -> Move {
     }
 }
 
+/// ln(0.68 / 0.32), the cascade's step for one distinct root.
+static LOG_ODDS_STEP: std::sync::LazyLock<f64> = std::sync::LazyLock::new(|| (0.68f64 / 0.32).ln());
+
 fn dedupe_belief(v: &View) -> f64 {
-    if let Some(text) = v.probe_text {
-        return verdict(text);
+    if let Some(passed) = v.probe_passed {
+        return verdict(passed);
     }
-    // The latest stance each cited root was relayed with.
-    let mut seen: Vec<(Root, Stance)> = Vec::new();
+    // The latest stance each cited root was relayed with: newest message
+    // first, a root counted once (a bit per root; cited roots are held).
+    let words = v.me.roots.last().map_or(0, |&r| r as usize) / 64 + 1;
+    let (mut small, mut big) = ([0u64; 8], Vec::new());
+    let seen: &mut [u64] = if words <= small.len() {
+        &mut small[..words]
+    } else {
+        big.resize(words, 0);
+        &mut big
+    };
+    let (mut verified, mut steps) = (0i64, 0i64);
     for m in v.me.recent.iter().rev() {
+        let sign = match m.stance {
+            Stance::Supports => 1,
+            Stance::Refutes => -1,
+            Stance::Unsure => 0,
+        };
         for &r in m.cites.iter() {
-            if !seen.iter().any(|&(s, _)| s == r) {
-                seen.push((r, m.stance));
+            let (word, bit) = (r as usize / 64, 1u64 << (r % 64));
+            if seen[word] & bit == 0 {
+                seen[word] |= bit;
+                if is_probe(r) {
+                    verified += sign;
+                } else {
+                    steps += sign;
+                }
             }
         }
     }
-    let sign = |s: Stance| match s {
-        Stance::Supports => 1,
-        Stance::Refutes => -1,
-        Stance::Unsure => 0,
-    };
-    let verified: i64 = seen
-        .iter()
-        .filter(|(r, _)| is_probe(*r))
-        .map(|&(_, s)| sign(s))
-        .sum();
     if verified > 0 {
         return 0.99;
     }
     if verified < 0 {
         return 0.01;
     }
-    let steps: i64 = seen
-        .iter()
-        .filter(|(r, _)| !is_probe(*r))
-        .map(|&(_, s)| sign(s))
-        .sum();
-    let log_odds = (steps as f64 * (0.68f64 / 0.32).ln()).clamp(-4.6, 4.6);
+    let log_odds = (steps as f64 * *LOG_ODDS_STEP).clamp(-4.6, 4.6);
     clip(1.0 / (1.0 + (-log_odds).exp()))
 }
 
 /// Probes on its first turn, then relays what it saw (citing its own
 /// probe) to the picked neighbour.
 pub fn prober(v: &View) -> Move {
-    match v.probe_text {
+    match v.probe_passed {
         None => Move::Probe {
             belief: v.me.belief,
         },
-        Some(text) => {
-            let belief = verdict(text);
+        Some(passed) => {
+            let belief = verdict(passed);
+            debug_assert_eq!(v.own_probe[..], [probe_root(v.agent)]);
             Move::Relay {
                 to: v.picked(),
                 stance: Stance::of(belief),
                 belief,
-                cites: Rc::new([probe_root(v.agent)]),
+                cites: v.own_probe.clone(),
             }
         }
     }
 }
 
-/// The belief a probe's output supports.
-fn verdict(text: &str) -> f64 {
-    if fixtures::passed(text) {
+/// The belief a probe's output supports (as `fixtures::passed` reads it).
+fn verdict(passed: bool) -> f64 {
+    if passed {
         0.99
     } else {
         0.01

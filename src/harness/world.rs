@@ -172,30 +172,56 @@ fn receive(a: &mut Agent, m: Msg, context: usize) {
     a.recent.push_back(m);
 }
 
-/// `roots` and `more`, sorted and distinct; `None` when nothing is new.
-fn merged(roots: &[Root], more: &[Root]) -> Option<Rc<[Root]>> {
-    if more.iter().all(|r| roots.binary_search(r).is_ok()) {
+/// `roots` and `more` (both sorted and distinct), merged; `None` when
+/// `more` adds nothing, which is the common case and costs one pass.
+fn merged(roots: &[Root], more: &[Root], all: &mut Vec<Root>) -> Option<Rc<[Root]>> {
+    let (mut i, mut new) = (0, false);
+    for &r in more {
+        while i < roots.len() && roots[i] < r {
+            i += 1;
+        }
+        if i == roots.len() || roots[i] != r {
+            new = true;
+            break;
+        }
+    }
+    if !new {
         return None;
     }
-    let mut all: Vec<Root> = roots.iter().chain(more).copied().collect();
-    all.sort_unstable();
-    all.dedup();
-    Some(all.into())
+    all.clear();
+    let (mut a, mut b) = (roots.iter().peekable(), more.iter().peekable());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(&&x), Some(&&y)) if x < y => a.next(),
+            (Some(&&x), Some(&&y)) if y < x => b.next(),
+            (Some(_), Some(_)) => {
+                b.next();
+                a.next()
+            }
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (None, None) => break,
+        };
+        all.extend(next.copied());
+    }
+    Some(Rc::from(&all[..]))
 }
 
-/// Applies round `r`'s moves (`None`: the agent was not asked) in agent
+/// Applies round `r`'s moves (agent, move; in agent order) in agent
 /// order, then delivers the relays in sender order. Returns the relays
-/// delivered, as (recipient, message), for the `messages` table.
+/// delivered, as (recipient, message), when `keep` (the `messages` table).
 pub fn apply(
     cfg: &Config,
     agents: &mut [Agent],
-    moves: Vec<Option<Move>>,
+    moves: Vec<(usize, Move)>,
     r: u32,
     c: &mut Counters,
+    keep: bool,
 ) -> Vec<(u32, Msg)> {
     let mut outbox = Vec::new();
-    for (i, (a, m)) in agents.iter_mut().zip(moves).enumerate() {
-        let Some(m) = m else { continue };
+    let mut scratch = Vec::new();
+    for (i, m) in moves {
+        let a = &mut agents[i];
         c.actions += 1;
         match m {
             Move::Probe { belief } => {
@@ -203,7 +229,7 @@ pub fn apply(
                 a.budget_left -= 1;
                 a.probes += 1;
                 a.latest_probe = Some(r);
-                if let Some(roots) = merged(&a.roots, &[probe_root(i)]) {
+                if let Some(roots) = merged(&a.roots, &[probe_root(i)], &mut scratch) {
                     a.roots = roots;
                 }
                 c.probes += 1;
@@ -238,15 +264,19 @@ pub fn apply(
             }
         }
     }
-    for (to, m) in &outbox {
-        let a = &mut agents[*to as usize];
-        if let Some(roots) = merged(&a.roots, &m.cites) {
+    let mut delivered = Vec::with_capacity(if keep { outbox.len() } else { 0 });
+    for (to, m) in outbox {
+        let a = &mut agents[to as usize];
+        if let Some(roots) = merged(&a.roots, &m.cites, &mut scratch) {
             a.roots = roots;
         }
-        receive(a, m.clone(), cfg.context);
+        if keep {
+            delivered.push((to, m.clone()));
+        }
+        receive(a, m, cfg.context);
         c.delivered += 1;
     }
-    outbox
+    delivered
 }
 
 #[cfg(test)]
@@ -266,8 +296,17 @@ mod tests {
     #[test]
     fn merging_keeps_roots_sorted_and_says_when_nothing_is_new() {
         let have: Rc<[Root]> = Rc::new([0, 3]);
-        assert_eq!(merged(&have, &[3]), None);
-        assert_eq!(merged(&have, &[5, 1]).as_deref(), Some(&[0, 1, 3, 5][..]));
+        let s = &mut Vec::new();
+        assert_eq!(merged(&have, &[3], s), None);
+        assert_eq!(
+            merged(&have, &[1, 5], s).as_deref(),
+            Some(&[0, 1, 3, 5][..])
+        );
+        assert_eq!(
+            merged(&have, &[0, 3, 4], s).as_deref(),
+            Some(&[0, 3, 4][..])
+        );
+        assert_eq!(merged(&[], &[2], s).as_deref(), Some(&[2][..]));
     }
 
     #[test]
