@@ -74,7 +74,7 @@ proptest! {
 
     #[test]
     fn identities_hold_for_any_parameters_and_any_policy(
-        population in 3usize..80,
+        population in 4usize..80,
         rounds in 1u32..30,
         budget in 1u32..15,
         context in 0usize..10,
