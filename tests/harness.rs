@@ -150,3 +150,38 @@ fn an_external_run_without_a_policy_fails_and_keeps_nothing() {
     assert!(out.tables.iter().all(Vec::is_empty));
     assert!(out.summary.iter().all(|v| *v == Value::Null));
 }
+
+#[test]
+fn compare_gives_verdicts_on_harness_results_with_a_placebo() {
+    use predicates::prelude::PredicateBooleanExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let m = tmp.path().join("h.toml");
+    std::fs::write(
+        &m,
+        "[experiment]\nname = \"h\"\nmodel = \"harness\"\n\
+         [grid]\nseed = { from = 1, to = 8 }\ntruth = [false]\n\
+         [[arm]]\nname = \"echo\"\npolicy = \"echo\"\nplacebo = true\n\
+         [[arm]]\nname = \"prober\"\npolicy = \"prober\"\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    assert_cmd::Command::cargo_bin("witness")
+        .unwrap()
+        .args(["run", "-q"])
+        .arg(&m)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    // Echo spreads the false report to nearly everyone; prober, which
+    // probes first, is never mistaken: confirmed on every seed.
+    assert_cmd::Command::cargo_bin("witness")
+        .unwrap()
+        .args(["compare"])
+        .arg(&out)
+        .args(["--baseline", "echo"])
+        .assert()
+        .success()
+        .stdout(predicates::str::is_match(r"prober\s+confirmed\s+8/8").unwrap())
+        .stdout(predicates::str::contains("inconclusive").not());
+}

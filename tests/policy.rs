@@ -71,24 +71,6 @@ fn rows(dir: &Path, table: &str) -> Vec<BTreeMap<String, String>> {
         .collect()
 }
 
-const POLICY_COLUMNS: &[&str] = &[
-    "run_id",
-    "run_key",
-    "arm",
-    "policy",
-    "decisions",
-    "policy_errors",
-    "fallbacks",
-    "input_tokens",
-    "output_tokens",
-    "cost_microusd",
-    "policy_seconds",
-    "policy_name",
-    "policy_version",
-    "policy_digest",
-    "policy_failure",
-];
-
 /// The external arm's run rows equal the built-in arm's, policy columns
 /// aside; returns the external rows.
 fn assert_loopback(dir: &Path) -> Vec<BTreeMap<String, String>> {
@@ -97,7 +79,7 @@ fn assert_loopback(dir: &Path) -> Vec<BTreeMap<String, String>> {
     assert_eq!(b.len(), e.len());
     let strip = |r: &BTreeMap<String, String>| {
         let mut r = r.clone();
-        r.retain(|k, _| !POLICY_COLUMNS.contains(&k.as_str()));
+        r.retain(|k, _| !common::IDENTITY.contains(&k.as_str()));
         r
     };
     for (x, y) in b.iter().zip(&e) {

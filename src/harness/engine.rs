@@ -121,6 +121,7 @@ fn ask(
     };
     let asks = views.iter().map(|v| external::ask(r, v)).collect();
     let answers = decide(asks)?;
+    assert_eq!(answers.len(), views.len(), "a decider answers every ask");
     Ok(views
         .iter()
         .zip(answers)
