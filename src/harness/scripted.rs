@@ -92,7 +92,12 @@ fn dedupe_belief(v: &View) -> f64 {
         &mut big
     };
     let (mut verified, mut steps) = (0i64, 0i64);
+    let mut left = v.me.roots.len();
     for m in v.me.recent.iter().rev() {
+        // Older messages can only repeat roots already counted.
+        if left == 0 {
+            break;
+        }
         let sign = match m.stance {
             Stance::Supports => 1,
             Stance::Refutes => -1,
@@ -102,6 +107,7 @@ fn dedupe_belief(v: &View) -> f64 {
             let (word, bit) = (r as usize / 64, 1u64 << (r % 64));
             if seen[word] & bit == 0 {
                 seen[word] |= bit;
+                left -= 1;
                 if is_probe(r) {
                     verified += sign;
                 } else {
