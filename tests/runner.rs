@@ -219,3 +219,77 @@ fn the_recorded_540_run_sweep_writes_540_runs_and_verifies() {
         .assert()
         .success();
 }
+
+#[test]
+fn shards_says_which_are_missing_and_its_command_finishes_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "small.toml", SMALL);
+    let single = tmp.path().join("single");
+    run_ok(&m, &single);
+    let dir = tmp.path().join("sharded");
+    // Nothing run yet: the count is unknown until given.
+    witness()
+        .args(["run", "-q", "--shard", "1/3", "--out"])
+        .arg(&dir)
+        .arg(&m)
+        .assert()
+        .success();
+    std::fs::remove_file(dir.join("timing-shard-1-of-3.json")).unwrap();
+    witness()
+        .arg("shards")
+        .arg(&dir)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("pass --count N"));
+    witness()
+        .args(["shards", "--count", "3"])
+        .arg(&dir)
+        .assert()
+        .code(1)
+        .stdout(predicates::str::contains("shard 0/3  missing"))
+        .stdout(predicates::str::contains("shard 1/3  complete"));
+    // One more shard done: the count is recorded, and the printed command
+    // (run as printed, by a shell) finishes the rest.
+    witness()
+        .args(["run", "-q", "--shard", "2/3", "--out"])
+        .arg(&dir)
+        .arg(&m)
+        .assert()
+        .success();
+    let out = witness().arg("shards").arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let command = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("one machine:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(command.contains("for k in 0; do"), "{command}");
+    let bin = assert_cmd::cargo::cargo_bin("witness");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let ran = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .env("PATH", path)
+        .status()
+        .unwrap();
+    assert!(ran.success());
+    witness()
+        .arg("shards")
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("every shard is complete"));
+    witness().arg("merge").arg(&dir).assert().success();
+    witness()
+        .arg("shards")
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("merged"));
+    assert!(data_files(&single) == data_files(&dir));
+}

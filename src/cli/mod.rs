@@ -11,6 +11,7 @@ mod progress;
 mod rank;
 mod run;
 mod set;
+mod shards;
 mod simulate;
 mod summary;
 mod trust;
@@ -128,6 +129,18 @@ pub enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Which shards of a sharded run are complete, partial or missing, and
+    /// the commands that finish them; exit 0 when every chunk is in.
+    Shards {
+        /// The shared results folder the shards write into.
+        dir: PathBuf,
+        /// The shard count N (default: the one the finished shards recorded).
+        #[arg(long)]
+        count: Option<u64>,
+        /// Print the state and the commands as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Runs a verb; the exit code on success (1 when a check failed).
@@ -146,6 +159,7 @@ pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
         } => plan::plan(&manifest, max_runs, max_memory, probe_policy, registry),
         Command::Run(args) => run::run(&args, registry),
         Command::Merge { dir, quiet } => merge::merge(&dir, quiet, registry),
+        Command::Shards { dir, count, json } => shards::shards(&dir, count, json, registry),
         Command::Verify { dir, replay, all } => verify::verify(&dir, replay, all, registry),
         Command::Compare(a) => compare::compare(&a, registry),
         Command::Summary(a) => summary::summary(&a, registry),

@@ -123,8 +123,10 @@ pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
     }
     // A folder that was already complete is left exactly as it was.
     if !report.already_complete {
+        let from = std::fs::canonicalize(&a.manifest).unwrap_or_else(|_| a.manifest.clone());
         write_timing(
             &dir,
+            &from,
             &report,
             shard.map(|s| (s.index, s.count)),
             secs,
@@ -236,6 +238,7 @@ fn one_line(
 
 fn write_timing(
     dir: &Path,
+    manifest: &Path,
     r: &Report,
     shard: Option<(u64, u64)>,
     secs: f64,
@@ -247,6 +250,8 @@ fn write_timing(
         "runs_executed": r.runs_executed,
         "chunks_resumed": r.chunks_resumed,
         "shard": shard.map(|(k, n)| format!("{k}/{n}")),
+        // Where it was run from, so `witness shards` can say what to run.
+        "manifest": manifest.display().to_string(),
         "unix_time": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
     });
     let path = Layout::new(dir).timing(shard);

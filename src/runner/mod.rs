@@ -10,6 +10,7 @@ mod chunk;
 pub mod estimate;
 pub mod layout;
 pub mod shard;
+pub mod shards;
 pub mod tables;
 pub mod verify;
 
@@ -72,6 +73,9 @@ pub enum RunError {
     /// disagrees with it); what was saved stays saved.
     #[error("{message}")]
     Policy { message: String },
+    /// The command was given something it cannot work with.
+    #[error("{message}")]
+    Usage { message: String },
 }
 
 impl RunError {

@@ -1,0 +1,164 @@
+//! Where a sharded results folder stands: for each shard of N, how many of
+//! its chunks are in, and what to run to finish. N is what the shards
+//! recorded (their timing files) unless given; the command to finish uses
+//! the manifest a shard was run from, when it still reads the same.
+
+use std::path::{Path, PathBuf};
+
+use super::chunk::{chunk_count, done};
+use super::layout::Layout;
+use super::tables::tables;
+use super::{is_complete, RunError};
+use crate::model::Registry;
+
+/// One shard's chunks: how many there are and how many are done.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ShardState {
+    pub shard: u64,
+    pub chunks: u64,
+    pub done: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Status {
+    pub dir: String,
+    /// The results are assembled and sealed: nothing is left to do.
+    pub merged: bool,
+    pub count: u64,
+    pub shards: Vec<ShardState>,
+    /// The manifest to run the missing shards from.
+    pub manifest: String,
+}
+
+impl Status {
+    /// Shards with chunks still missing.
+    pub fn unfinished(&self) -> Vec<u64> {
+        self.shards
+            .iter()
+            .filter(|s| s.done < s.chunks)
+            .map(|s| s.shard)
+            .collect()
+    }
+}
+
+/// Reads the folder's state; `count` overrides the shard count recorded.
+pub fn status(dir: &Path, count: Option<u64>, registry: &Registry) -> Result<Status, RunError> {
+    let layout = Layout::new(dir);
+    let plan = layout.read_plan(registry)?;
+    let recorded = recorded_counts(dir);
+    let count = match (count, recorded.as_slice()) {
+        (Some(n), _) if n >= 1 => n,
+        (Some(_), _) => return Err(usage("--count must be at least 1")),
+        (None, [n]) => *n,
+        (None, []) => {
+            return Err(usage(&format!(
+                "{}: no shard has finished here yet, so the shard count is unknown; pass --count N",
+                dir.display()
+            )))
+        }
+        (None, many) => {
+            return Err(usage(&format!(
+                "{}: shards were run with different counts ({many:?}); pass --count N",
+                dir.display()
+            )))
+        }
+    };
+    let merged = is_complete(&plan, &layout, &tables(&plan.manifest))?;
+    let chunks = chunk_count(&plan);
+    let shards = (0..count)
+        .map(|k| {
+            let mine: Vec<u64> = (k..chunks).step_by(count as usize).collect();
+            ShardState {
+                shard: k,
+                chunks: mine.len() as u64,
+                done: if merged {
+                    mine.len() as u64
+                } else {
+                    mine.iter().filter(|&&c| done(&layout, &plan, c)).count() as u64
+                },
+            }
+        })
+        .collect();
+    Ok(Status {
+        dir: dir.display().to_string(),
+        merged,
+        count,
+        shards,
+        manifest: manifest_for(dir, &layout).display().to_string(),
+    })
+}
+
+fn usage(message: &str) -> RunError {
+    RunError::Usage {
+        message: message.to_string(),
+    }
+}
+
+/// The shard counts of the timing files `timing-shard-K-of-N.json`.
+fn recorded_counts(dir: &Path) -> Vec<u64> {
+    let mut counts: Vec<u64> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let rest = name.strip_prefix("timing-shard-")?.strip_suffix(".json")?;
+            rest.split_once("-of-")?.1.parse().ok()
+        })
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    counts
+}
+
+/// The manifest a shard recorded it ran from, if it still holds the same
+/// text (relative paths in it, such as a policy's command, then resolve as
+/// they did); else the folder's own copy.
+fn manifest_for(dir: &Path, layout: &Layout) -> PathBuf {
+    let own = std::fs::read_to_string(layout.manifest()).ok();
+    let recorded = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("timing-shard-"))
+        .filter_map(|e| {
+            let doc: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
+            Some(PathBuf::from(doc["manifest"].as_str()?))
+        })
+        .find(|p| std::fs::read_to_string(p).ok() == own);
+    recorded.unwrap_or_else(|| layout.manifest())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unfinished_lists_the_shards_with_missing_chunks() {
+        let s = Status {
+            dir: "d".into(),
+            merged: false,
+            count: 3,
+            shards: vec![
+                ShardState {
+                    shard: 0,
+                    chunks: 2,
+                    done: 2,
+                },
+                ShardState {
+                    shard: 1,
+                    chunks: 2,
+                    done: 1,
+                },
+                ShardState {
+                    shard: 2,
+                    chunks: 1,
+                    done: 0,
+                },
+            ],
+            manifest: "m".into(),
+        };
+        assert_eq!(s.unfinished(), [1, 2]);
+    }
+}
