@@ -20,6 +20,7 @@ fn sweep(c: &mut Criterion) {
         shard: None,
         force: false,
         policy: witness::policy::Source::Live,
+        wait: false,
     };
     let mut g = c.benchmark_group("runner");
     g.sample_size(10)

@@ -293,3 +293,55 @@ fn shards_says_which_are_missing_and_its_command_finishes_them() {
         .stdout(predicates::str::contains("merged"));
     assert!(data_files(&single) == data_files(&dir));
 }
+
+/// Two processes on one results folder: different shards at once merge to
+/// a single run's bytes; the same shard twice is refused while the first
+/// runs (exit 2, naming it), or waits with --wait.
+#[test]
+fn concurrent_shards_share_a_folder_and_one_shard_runs_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = SMALL
+        .replace("population = 60", "population = 6000")
+        .replace("rounds = 20", "rounds = 40")
+        .replace("chunk_runs = 4", "chunk_runs = 1");
+    let m = write_manifest(tmp.path(), "heavy.toml", &text);
+    let single = tmp.path().join("single");
+    run_ok(&m, &single);
+    let dir = tmp.path().join("shared");
+    let bin = assert_cmd::cargo::cargo_bin("witness");
+    let start = |shard: &str, wait: bool| {
+        let mut c = std::process::Command::new(&bin);
+        c.args(["run", "-q", "--threads", "1", "--shard", shard, "--out"])
+            .arg(&dir)
+            .arg(&m);
+        if wait {
+            c.arg("--wait");
+        }
+        c.stderr(std::process::Stdio::piped()).spawn().unwrap()
+    };
+    let first = start("0/2", false);
+    let other = start("1/2", false);
+    let lock = dir.join(".shard-0-of-2.lock");
+    let t = Instant::now();
+    while !lock.exists() {
+        assert!(t.elapsed() < Duration::from_secs(30), "no lock appeared");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let twice = std::process::Command::new(&bin)
+        .args(["run", "-q", "--shard", "0/2", "--out"])
+        .arg(&dir)
+        .arg(&m)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&twice.stderr);
+    assert_eq!(twice.status.code(), Some(2), "{err}");
+    assert!(err.contains("shard 0/2 is being run by pid"), "{err}");
+    let waited = start("0/2", true);
+    for mut c in [first, other, waited] {
+        let out = c.wait().unwrap();
+        assert!(out.success());
+    }
+    assert!(!lock.exists(), "the lock goes with its holder");
+    witness().arg("merge").arg(&dir).assert().success();
+    assert!(data_files(&single) == data_files(&dir));
+}

@@ -49,6 +49,10 @@ pub struct RunArgs {
     /// no longer match the log fails and names the key and field.
     #[arg(long, value_name = "DIR")]
     pub policy_replay: Option<PathBuf>,
+    /// When another process is running the same shard into the folder,
+    /// wait for it to finish instead of stopping (exit 2).
+    #[arg(long)]
+    pub wait: bool,
 }
 
 pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
@@ -100,6 +104,7 @@ pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
         shard,
         force: a.force,
         policy,
+        wait: a.wait,
     };
     progress::stop_on_ctrl_c();
     let report = runner::execute(&plan, &dir, &opts, &|p| {

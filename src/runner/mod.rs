@@ -9,6 +9,7 @@ mod assemble;
 mod chunk;
 pub mod estimate;
 pub mod layout;
+pub mod lock;
 pub mod shard;
 pub mod shards;
 pub mod tables;
@@ -76,6 +77,16 @@ pub enum RunError {
     /// The command was given something it cannot work with.
     #[error("{message}")]
     Usage { message: String },
+    #[error(
+        "{dir}: shard {shard} is being run by pid {pid} on {host}; wait for it (or pass --wait),          or, if that process is gone, remove {lock}"
+    )]
+    Busy {
+        dir: String,
+        shard: String,
+        pid: u32,
+        host: String,
+        lock: String,
+    },
 }
 
 impl RunError {
@@ -122,6 +133,9 @@ pub struct Options {
     pub force: bool,
     /// Where external arms' answers come from.
     pub policy: Source,
+    /// Wait for another process running the same shard instead of
+    /// stopping.
+    pub wait: bool,
 }
 
 /// The external arms of a plan, for a run into (or a check of) `dir`.
@@ -203,6 +217,7 @@ pub fn execute(
     let tables = tables(&plan.manifest);
     let shard = opts.shard.unwrap_or(Shard { index: 0, count: 1 });
     let work = target.prepare(&plan.manifest.text, opts.force, shard.count > 1)?;
+    let _lock = lock::acquire(&target.dir, shard, opts.wait)?;
     // Another shard may be writing into this folder right now: its
     // temporaries are its own, and `merge` (one process) clears what a
     // killed shard left.
