@@ -145,15 +145,19 @@ pub fn acquire(dir: &Path, shard: Shard, wait: bool) -> Result<ShardLock, RunErr
                 }
                 std::thread::sleep(Duration::from_millis(500));
             }
-            Some(h) => {
-                return Err(RunError::Busy {
-                    dir: dir.display().to_string(),
-                    shard: format!("{}/{}", shard.index, shard.count),
-                    pid: h.pid,
-                    host: h.host.clone(),
-                    lock: path.display().to_string(),
-                })
-            }
+            Some(h) => return Err(RunError::Busy {
+                message: format!(
+                    "{}: shard {}/{} is being run by pid {} on {}; wait for it (or pass --wait); \
+                         if that process is gone, remove {} (a lock from another host counts as \
+                         abandoned once it goes a minute untouched)",
+                    dir.display(),
+                    shard.index,
+                    shard.count,
+                    h.pid,
+                    h.host,
+                    path.display()
+                ),
+            }),
         }
     }
 }

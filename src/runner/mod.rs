@@ -77,16 +77,9 @@ pub enum RunError {
     /// The command was given something it cannot work with.
     #[error("{message}")]
     Usage { message: String },
-    #[error(
-        "{dir}: shard {shard} is being run by pid {pid} on {host}; wait for it (or pass --wait),          or, if that process is gone, remove {lock}"
-    )]
-    Busy {
-        dir: String,
-        shard: String,
-        pid: u32,
-        host: String,
-        lock: String,
-    },
+    /// Another process runs the same shard into the folder.
+    #[error("{message}")]
+    Busy { message: String },
 }
 
 impl RunError {
