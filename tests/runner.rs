@@ -254,11 +254,18 @@ fn shards_says_which_are_missing_and_its_command_finishes_them() {
         .args(["run", "-q", "--shard", "2/3", "--out"])
         .arg(&dir)
         .arg(&m)
+        .env("SLURM_JOB_ID", "7")
         .assert()
         .success();
     let out = witness().arg("shards").arg(&dir).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
+    // The engine a shard ran under comes first.
+    let first = text.lines().find(|l| l.starts_with("  ")).unwrap();
+    assert!(
+        first.contains("Slurm:") && first.contains("--array=0 "),
+        "{text}"
+    );
     let command = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("one machine:"))

@@ -255,12 +255,29 @@ fn write_timing(
         "runs_executed": r.runs_executed,
         "chunks_resumed": r.chunks_resumed,
         "shard": shard.map(|(k, n)| format!("{k}/{n}")),
-        // Where it was run from, so `witness shards` can say what to run.
+        // Where it was run from and by what, so `witness shards` can say
+        // what to run.
         "manifest": manifest.display().to_string(),
+        "engine": engine(),
         "unix_time": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
     });
     let path = Layout::new(dir).timing(shard);
     crate::store::table::write_json(&path, &doc).map_err(|e| Error::store(&path, e))
+}
+
+/// The job engine this process runs under, from the variables each sets.
+fn engine() -> Option<&'static str> {
+    let set = |v: &str| std::env::var_os(v).is_some();
+    [
+        ("SLURM_JOB_ID", "slurm"),
+        ("PARALLEL_SEQ", "parallel"),
+        ("JOB_COMPLETION_INDEX", "kubernetes"),
+        ("AWS_BATCH_JOB_ID", "aws-batch"),
+        ("_CONDOR_JOB_AD", "htcondor"),
+    ]
+    .iter()
+    .find(|(v, _)| set(v))
+    .map(|&(_, e)| e)
 }
 
 /// Prints the runs whose identities broke; exit 1 when there are any.

@@ -19,6 +19,7 @@ pub fn shards(dir: &Path, count: Option<u64>, json: bool, registry: &Registry) -
             "count": s.count,
             "shards": s.shards,
             "unfinished": left,
+            "engine": s.engine,
             "commands": commands(&s, &left),
         });
         println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
@@ -50,12 +51,31 @@ fn print(s: &Status, left: &[u64]) {
     println!(
         "\nto finish, run the unfinished shards (they resume their finished chunks), then merge:"
     );
-    println!("  one machine:   {}", line("loop"));
-    println!(
-        "  Slurm:         {} (the example job script)",
-        line("slurm")
-    );
-    println!("  GNU parallel:  {}", line("parallel"));
+    let mut rows = vec![
+        ("loop", "one machine:   ", line("loop")),
+        (
+            "slurm",
+            "Slurm:         ",
+            format!("{} (the example job script)", line("slurm")),
+        ),
+        (
+            "parallel",
+            "GNU parallel:  ",
+            format!(
+                "{} (or your own command again with --joblog FILE --resume-failed)",
+                line("parallel")
+            ),
+        ),
+    ];
+    // The engine the shards ran under first.
+    if let Some(at) = rows.iter().position(|r| Some(r.0) == s.engine.as_deref()) {
+        let r = rows.remove(at);
+        rows.insert(0, r);
+        rows[0].2.push_str("   <- the shards ran under this");
+    }
+    for (_, label, text) in rows {
+        println!("  {label}{text}");
+    }
     println!("  then:          {}", line("merge"));
 }
 

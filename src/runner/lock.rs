@@ -145,8 +145,9 @@ pub fn acquire(dir: &Path, shard: Shard, wait: bool) -> Result<ShardLock, RunErr
                 }
                 std::thread::sleep(Duration::from_millis(500));
             }
-            Some(h) => return Err(RunError::Busy {
-                message: format!(
+            Some(h) => {
+                return Err(RunError::Busy {
+                    message: format!(
                     "{}: shard {}/{} is being run by pid {} on {}; wait for it (or pass --wait); \
                          if that process is gone, remove {} (a lock from another host counts as \
                          abandoned once it goes a minute untouched)",
@@ -157,7 +158,8 @@ pub fn acquire(dir: &Path, shard: Shard, wait: bool) -> Result<ShardLock, RunErr
                     h.host,
                     path.display()
                 ),
-            }),
+                })
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Which shard this process is: `K/N` given explicitly, or `auto` from the
-//! array-job variables of Slurm, Kubernetes Indexed Jobs or AWS Batch.
+//! array-job variables of Slurm, Kubernetes Indexed Jobs or AWS Batch
+//! (HTCondor and GNU parallel have no such variable: they pass `K/N`).
 //! Takes the environment as a function so it can be tested without one.
 
 use super::Shard;
@@ -87,7 +88,8 @@ fn auto(count: Option<u64>, env: &dyn Fn(&str) -> Option<String>) -> Result<Shar
     }
     Err(
         "--shard auto found no array job: set SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or \
-         AWS_BATCH_JOB_ARRAY_INDEX, or give --shard K/N"
+         AWS_BATCH_JOB_ARRAY_INDEX, or give --shard K/N (HTCondor: --shard $(Process)/N; \
+         GNU parallel: --shard {}/N)"
             .into(),
     )
 }
@@ -176,6 +178,24 @@ mod tests {
             ("AWS_BATCH_JOB_ARRAY_SIZE", "2"),
         ]);
         assert_eq!(parse("auto", None, &aws), Ok(Shard { index: 0, count: 2 }));
+        let sizeless = env(&[("AWS_BATCH_JOB_ARRAY_INDEX", "1")]);
+        assert!(parse("auto", None, &sizeless)
+            .unwrap_err()
+            .0
+            .contains("AWS_BATCH_JOB_ARRAY_SIZE is not"));
+        let past = env(&[
+            ("AWS_BATCH_JOB_ARRAY_INDEX", "2"),
+            ("AWS_BATCH_JOB_ARRAY_SIZE", "2"),
+        ]);
+        assert!(parse("auto", None, &past)
+            .unwrap_err()
+            .0
+            .contains("does not exist"));
+        let bad = env(&[("JOB_COMPLETION_INDEX", "x")]);
+        assert!(parse("auto", Some(2), &bad)
+            .unwrap_err()
+            .0
+            .contains("JOB_COMPLETION_INDEX=\"x\" is not a whole number"));
         assert!(parse("auto", None, &env(&[]))
             .unwrap_err()
             .0

@@ -28,6 +28,8 @@ pub struct Status {
     pub shards: Vec<ShardState>,
     /// The manifest to run the missing shards from.
     pub manifest: String,
+    /// The job engine the finished shards ran under, when they all agree.
+    pub engine: Option<String>,
 }
 
 impl Status {
@@ -85,7 +87,29 @@ pub fn status(dir: &Path, count: Option<u64>, registry: &Registry) -> Result<Sta
         count,
         shards,
         manifest: manifest_for(dir, &layout).display().to_string(),
+        engine: engine_of(dir),
     })
+}
+
+/// The engine every timing file names, if they name one and agree.
+fn engine_of(dir: &Path) -> Option<String> {
+    let mut engines: Vec<String> = timing_docs(dir)
+        .iter()
+        .filter_map(|d| d["engine"].as_str().map(str::to_string))
+        .collect();
+    engines.sort();
+    engines.dedup();
+    (engines.len() == 1).then(|| engines.remove(0))
+}
+
+fn timing_docs(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("timing-shard-"))
+        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+        .collect()
 }
 
 fn usage(message: &str) -> RunError {
@@ -116,16 +140,9 @@ fn recorded_counts(dir: &Path) -> Vec<u64> {
 /// they did); else the folder's own copy.
 fn manifest_for(dir: &Path, layout: &Layout) -> PathBuf {
     let own = std::fs::read_to_string(layout.manifest()).ok();
-    let recorded = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("timing-shard-"))
-        .filter_map(|e| {
-            let doc: serde_json::Value =
-                serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
-            Some(PathBuf::from(doc["manifest"].as_str()?))
-        })
+    let recorded = timing_docs(dir)
+        .iter()
+        .filter_map(|doc| Some(PathBuf::from(doc["manifest"].as_str()?)))
         .find(|p| std::fs::read_to_string(p).ok() == own);
     recorded.unwrap_or_else(|| layout.manifest())
 }
@@ -158,6 +175,7 @@ mod tests {
                 },
             ],
             manifest: "m".into(),
+            engine: None,
         };
         assert_eq!(s.unfinished(), [1, 2]);
     }
