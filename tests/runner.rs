@@ -241,6 +241,18 @@ fn shards_says_which_are_missing_and_its_command_finishes_them() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("pass --count N"));
+    // No chunk in yet (a shard killed before its first): every shard missing.
+    let none = tmp.path().join("none");
+    std::fs::create_dir(&none).unwrap();
+    std::fs::copy(dir.join("manifest.toml"), none.join("manifest.toml")).unwrap();
+    witness()
+        .args(["shards", "--count", "3"])
+        .arg(&none)
+        .assert()
+        .code(1)
+        .stdout(predicates::str::contains("shard 0/3  missing"))
+        .stdout(predicates::str::contains("shard 2/3  missing"))
+        .stdout(predicates::str::contains("for k in 0 1 2; do"));
     witness()
         .args(["shards", "--count", "3"])
         .arg(&dir)
