@@ -83,6 +83,19 @@ impl Snapshot {
     }
 }
 
+/// Which side a belief is on: 1 supports the claim (p >= 0.65), -1 refutes
+/// it (p <= 0.35), 0 uncertain. The one place these thresholds live.
+#[inline]
+pub fn side(p: f64) -> i8 {
+    if p >= 0.65 {
+        1
+    } else if p <= 0.35 {
+        -1
+    } else {
+        0
+    }
+}
+
 /// The metrics of one snapshot, and the first agent (if any) whose belief or
 /// ledger is out of bounds, found in the same pass.
 pub fn snapshot(
@@ -116,12 +129,10 @@ pub fn snapshot(
         if out_of_bounds.is_none() && (!(0.01..=0.99).contains(&a.p) || a.ledger.len() > CAPACITY) {
             out_of_bounds = Some(i);
         }
-        if a.p >= 0.65 {
-            s.support += 1;
-        } else if a.p <= 0.35 {
-            s.refute += 1;
-        } else {
-            s.uncertain += 1;
+        match side(a.p) {
+            1 => s.support += 1,
+            -1 => s.refute += 1,
+            _ => s.uncertain += 1,
         }
         s.brier += (a.p - target) * (a.p - target);
         s.mean_belief += a.p;

@@ -30,13 +30,7 @@ pub struct Memory {
 }
 
 fn stance(p: f64) -> i8 {
-    if p >= 0.65 {
-        1
-    } else if p <= 0.35 {
-        -1
-    } else {
-        0
-    }
+    super::metrics::side(p)
 }
 
 /// Live in round r: written at r - window + 1 or later.

@@ -4,6 +4,7 @@
 //! run and again from stored rows by `verify`.
 
 use super::world::{is_probe, Agent, Counters, REPORT};
+use crate::cascade::metrics::side;
 use crate::model::{Position, Violation};
 
 crate::record! {
@@ -73,12 +74,10 @@ pub fn snapshot(round: u32, truth: bool, agents: &[Agent], c: &Counters) -> Snap
     };
     for a in agents {
         let p = a.belief;
-        if p >= 0.65 {
-            s.support += 1;
-        } else if p <= 0.35 {
-            s.refute += 1;
-        } else {
-            s.uncertain += 1;
+        match side(p) {
+            1 => s.support += 1,
+            -1 => s.refute += 1,
+            _ => s.uncertain += 1,
         }
         s.brier += (p - target) * (p - target);
         s.mean_belief += p;

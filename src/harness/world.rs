@@ -56,12 +56,10 @@ crate::words! {
 impl Stance {
     /// The stance a belief reads as, by the cascade's thresholds.
     pub fn of(belief: f64) -> Stance {
-        if belief >= 0.65 {
-            Stance::Supports
-        } else if belief <= 0.35 {
-            Stance::Refutes
-        } else {
-            Stance::Unsure
+        match crate::cascade::metrics::side(belief) {
+            1 => Stance::Supports,
+            -1 => Stance::Refutes,
+            _ => Stance::Unsure,
         }
     }
 }
