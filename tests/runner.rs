@@ -272,6 +272,16 @@ fn shards_says_which_are_missing_and_its_command_finishes_them() {
     let out = witness().arg("shards").arg(&dir).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
+    let json = witness()
+        .args(["shards", "--json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(json.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["unfinished"], serde_json::json!([0]));
+    assert_eq!(doc["engine"], "slurm");
+    assert_eq!(doc["shards"][1]["done"], doc["shards"][1]["chunks"]);
     // The engine a shard ran under comes first.
     let first = text.lines().find(|l| l.starts_with("  ")).unwrap();
     assert!(
