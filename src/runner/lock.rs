@@ -93,7 +93,7 @@ pub fn acquire(dir: &Path, shard: Shard, wait: bool) -> Result<ShardLock, RunErr
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
-    let mut said = false;
+    let (mut said, mut unreadable) = (false, 0);
     loop {
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(mut f) => {
@@ -115,13 +115,15 @@ pub fn acquire(dir: &Path, shard: Shard, wait: bool) -> Result<ShardLock, RunErr
         }
         let holder = read(&path);
         match &holder {
-            // Being written this instant, or gone since: look again.
+            // Being written this instant (or gone since): look again; one
+            // unreadable for two seconds is not a lock witness wrote.
             None if path.exists() => {
-                std::thread::sleep(Duration::from_millis(50));
-                if read(&path).is_none() && path.exists() {
-                    // Unreadable for good: not a lock witness wrote.
+                unreadable += 1;
+                if unreadable > 40 {
                     let _ = fs::remove_file(&path);
+                    unreadable = 0;
                 }
+                std::thread::sleep(Duration::from_millis(50));
                 continue;
             }
             None => continue,
