@@ -178,6 +178,15 @@ pub struct GraphParams {
 impl GraphParams {
     /// The rules that tie the graph knobs to the family and population.
     pub fn check(&self, family: Family, population: usize) -> Result<(), ParamError> {
+        if family == Family::Modular && population < 4 {
+            // Two communities of two is the smallest modular graph.
+            return Err(ParamError::new(
+                "population",
+                population,
+                "a modular graph needs at least 2 communities of 2 agents",
+                "4 or more, or another graph family".into(),
+            ));
+        }
         if family == Family::Modular && population < 2 * self.communities {
             return Err(ParamError::new(
                 "communities",

@@ -170,5 +170,11 @@ mod tests {
         ])
         .unwrap_err();
         assert!(e.to_string().contains("communities"), "{e}");
+        let e = config(&[
+            ("graph", Value::Str("modular".into())),
+            ("population", Value::Int(3)),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("at least 2 communities of 2"), "{e}");
     }
 }
