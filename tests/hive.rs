@@ -1,4 +1,4 @@
-//! hive-rooms/1 against hive.md: the two worked examples turn by turn, the
+//! hive-rooms/1 against hive-rooms/1: the two worked examples turn by turn, the
 //! 500-room arms table at noise 90 (all six arms, to the printed digit, with
 //! ending counts), the threshold-2 variants, and the published figures out
 //! of `witness run` + `witness rank` on a shipped manifest.
@@ -104,7 +104,7 @@ fn params(pairs: &[(&'static str, Value)]) -> Resolved {
 }
 
 /// (turns/episode, decided %, correct %, converged, deadlocked, exhausted)
-/// as hive.md prints them.
+/// as hive-rooms/1 prints them.
 fn figures(pairs: &[(&'static str, Value)]) -> (String, String, String, Vec<i64>) {
     let out = MODEL.run(&params(pairs), &[false], None).unwrap();
     assert_eq!(out.violation, None);

@@ -153,7 +153,7 @@ fn effective_parameters_follow_section_11() {
         }
     }
     assert!(!ignored("endorsement").contains(&"gain"));
-    // trust.md section 2: effective parameters as in engine section 11.
+    // trust-v1 section 2: effective parameters as in engine section 11.
     assert!(ignored("trust").contains(&"gain") && !ignored("trust").contains(&"allocation"));
     assert!(QUORUM_PARAMS
         .names(PARAMS)

@@ -1,4 +1,4 @@
-//! Arm verdicts (verdict.md): did switching from the baseline arm to another
+//! Arm verdicts (the arm-verdict rules): did switching from the baseline arm to another
 //! arm change a scenario's answer, in tiers that say "inconclusive" whenever
 //! noise or a misapplied arm could explain the difference. Pure: similarities
 //! in, a tier and a one-sentence claim out.
@@ -223,7 +223,7 @@ mod tests {
         })
     }
 
-    // The table of verdict.md, row by row.
+    // The table of the arm-verdict rules, row by row.
     #[test]
     fn row_1_a_majority_flip_below_a_perfect_floor_is_confirmed() {
         let v = run(&[1.0, 1.0, 1.0], &[0.2, 0.2, 0.2], true);

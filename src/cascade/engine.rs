@@ -333,7 +333,7 @@ impl Round<'_> {
     }
 }
 
-/// The trust-v1 value of a ledger (trust.md section 2): each root is its own
+/// The trust-v1 value of a ledger (trust-v1 section 2): each root is its own
 /// independence group; the report is a review (base 0.6, confidence 0.7,
 /// reputation 1), the probe a usage signal agreeing with the truth.
 pub fn trust_belief(l: &Ledger, truth: bool) -> f64 {

@@ -1,4 +1,4 @@
-//! The episode engine (hive.md "The episode engine"): one turn per step,
+//! The episode engine (hive-rooms/1 "The episode engine"): one turn per step,
 //! judged by folding the live traces, with the speaker chosen by the
 //! attention market. Members write marker text (`member.rs`) and every
 //! message is parsed back into traces, so the fold only ever sees what the

@@ -1,4 +1,4 @@
-//! The standings fold (hive.md "The standings fold"): which topics have
+//! The standings fold (hive-rooms/1 "The standings fold"): which topics have
 //! enough counted supporters to carry, after grounding, evidential,
 //! cross-inhibition and refutation rules. A pure function of the set of
 //! traces in the window: order and duplicates of its input do not matter.
@@ -245,7 +245,7 @@ mod tests {
 
     #[test]
     fn room_0_under_hive_plus_carries_revert_at_the_fifth_turn() {
-        // hive.md worked example: proposals by members 0..4.
+        // hive-rooms/1 worked example: proposals by members 0..4.
         let traces = room(&[
             (0, "!propose #shadow"),
             (1, "!propose #revert"),

@@ -1,4 +1,4 @@
-//! Marker lines (hive.md "Markers and traces"): `!<kind> [#topic] [>target]
+//! Marker lines (hive-rooms/1 "Markers and traces"): `!<kind> [#topic] [>target]
 //! [^cite ...] text` at the start of a line, outside ``` or ~~~ fences,
 //! at most 16 traces per message.
 

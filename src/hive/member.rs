@@ -1,4 +1,4 @@
-//! What a simulated member posts on its turn (hive.md "What a member
+//! What a simulated member posts on its turn (hive-rooms/1 "What a member
 //! posts"): the first of eight rules that fires, judged from the member's
 //! own view of the room. The result is real marker text; the engine parses
 //! it like any other message.

@@ -1,4 +1,4 @@
-//! hive-rooms/1 (hive.md): rooms of members deliberating by marker lines,
+//! hive-rooms/1: rooms of members deliberating by marker lines,
 //! with a quorum fold deciding convergence, and the arms of the published
 //! quorum benchmark (ladder, vote, hive, hive+ and its refutation and
 //! evidential variants).

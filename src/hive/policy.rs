@@ -1,4 +1,4 @@
-//! What a room runs under (hive.md "Outcomes, arms and the grid"): the
+//! What a room runs under (hive-rooms/1 "Outcomes, arms and the grid"): the
 //! mechanism (ladder, vote or a hive), the presets of the `hive` and
 //! `hive+` arms for n members, and the knobs a manifest may override.
 

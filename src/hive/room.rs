@@ -1,4 +1,4 @@
-//! One room of the benchmark (hive.md "A room"): its options, its true
+//! One room of the benchmark (hive-rooms/1 "A room"): its options, its true
 //! option, the members with their private evaluations and favourites, and
 //! each member's prose stream. Everything here is drawn from the room's
 //! seed, so every arm and grid policy replays the same rooms.

@@ -1,5 +1,5 @@
 //! trust-v1, the evidence model of `shared/seeds/trust-model.txt` as decided
-//! by trust.md, as one pure module: independence groups and the Beta
+//! by trust-v1, as one pure module: independence groups and the Beta
 //! posterior (used directly by the cascade's `trust` policy), and the full
 //! scorer behind `witness trust score` and the trust-sim model: evidence
 //! tables, weights, bounds, status, ratings, reputation and ranking.

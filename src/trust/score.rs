@@ -1,4 +1,4 @@
-//! The trust-v1 scorer (seed sections 3 to 6 and 11, as trust.md decides
+//! The trust-v1 scorer (seed sections 3 to 6 and 11, as trust-v1 decides
 //! them): for every revision, item and claim, the groups of its evidence by
 //! root controller (and by source family for claims), the Beta posterior
 //! with revision carry-over, the bounds, the counters, the status and the
@@ -233,7 +233,7 @@ fn group_signals(
     out
 }
 
-/// One group per source family standing on a claim (trust.md: W = 0.5 x
+/// One group per source family standing on a claim (trust-v1: W = 0.5 x
 /// the family's largest strength, p = the strength-weighted polarity).
 fn family_groups(ev: &Evidence, cx: &Context, claim: &str) -> Vec<Group> {
     let mut by_family: BTreeMap<String, Vec<(f64, f64, &str)>> = BTreeMap::new();
