@@ -43,6 +43,9 @@ pub struct RunSpec {
     pub run_id: u64,
     pub arm: usize,
     pub params: Resolved,
+    /// The index of the run's design point, when the manifest has a
+    /// `[design]` other than the grid.
+    pub design_point: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -96,7 +99,8 @@ fn size(axes: &[Axis]) -> Option<u128> {
 impl Plan {
     /// The plan of a manifest, refusing grids whose runs cannot be numbered.
     pub fn new(manifest: Manifest) -> Result<Plan, PlanError> {
-        let common = size(&manifest.common);
+        let points = manifest.design.as_ref().map_or(1, |d| d.len() as u128);
+        let common = size(&manifest.common).and_then(|n| n.checked_mul(points));
         let exact: Option<Vec<u128>> = manifest
             .arms
             .iter()
@@ -150,16 +154,35 @@ impl Plan {
         for (k, v) in &a.fixed {
             params.set(*k, v.clone());
         }
-        // Decode from the fastest (last) axis backwards.
-        for axis in a.axes.iter().chain(&self.manifest.common).rev() {
+        // Decode from the fastest (last) axis backwards: the common axes,
+        // then the design point, then the arm's own axes.
+        let mut decode = |axis: &Axis, rest: &mut u64| {
             let n = axis.values.len() as u64;
-            params.set(axis.id, axis.values[(rest % n) as usize].clone());
+            params.set(axis.id, axis.values[(*rest % n) as usize].clone());
+            *rest /= n;
+        };
+        for axis in self.manifest.common.iter().rev() {
+            decode(axis, &mut rest);
+        }
+        let design_point = self.manifest.design.as_ref().map(|d| {
+            let n = d.len() as u64;
+            let k = rest % n;
             rest /= n;
+            k
+        });
+        for axis in a.axes.iter().rev() {
+            decode(axis, &mut rest);
+        }
+        if let (Some(d), Some(k)) = (&self.manifest.design, design_point) {
+            for ((id, _), v) in d.params.iter().zip(&d.points[k as usize]) {
+                params.set(*id, v.clone());
+            }
         }
         RunSpec {
             run_id,
             arm,
             params,
+            design_point,
         }
     }
 
@@ -271,6 +294,23 @@ impl Plan {
                     arm.name,
                     k.spec(specs).name
                 ));
+            }
+        }
+        if let Some(d) = &m.design {
+            for (id, name) in &d.params {
+                let deaf: Vec<&str> = m
+                    .arms
+                    .iter()
+                    .zip(never)
+                    .filter(|(_, n)| n.contains(*id))
+                    .map(|(a, _)| a.name.as_str())
+                    .collect();
+                if !deaf.is_empty() {
+                    warnings.push(format!(
+                        "[design] `{name}` is not read by arm(s) {}: its sensitivity there is zero by construction",
+                        deaf.join(", ")
+                    ));
+                }
             }
         }
         let sizes = self.arm_ranges();

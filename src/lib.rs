@@ -6,7 +6,8 @@
 //!   (parameters in, records out) and the registry of models;
 //! - `cascade`, `hive`, `trustsim`, `trust`: the models and the trust-v1
 //!   scorer, pure;
-//! - `manifest`, `grid`: experiments declared and expanded into runs, pure;
+//! - `manifest`, `design`, `grid`: experiments declared, their sampled
+//!   designs, and their expansion into runs, pure;
 //! - `policy`: external agents deciding for a model (witness-policy/1);
 //! - `runner`: execution, parts, resume, shards, merge, verify;
 //! - `store`: every file format (Parquet, CSV, JSON, charts);
@@ -18,6 +19,7 @@ pub mod analysis;
 pub mod cascade;
 pub mod cli;
 pub mod crash;
+pub mod design;
 pub mod error;
 pub mod grid;
 pub mod harness;

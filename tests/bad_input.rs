@@ -57,7 +57,82 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
         (
             "range on a float",
             format!("{HEAD}[grid]\ngain = {{ from = 1, to = 3 }}\n"),
-            vec![":5:", "gain", "ranges are for integer parameters"],
+            vec![":5:", "gain", "say how to space them", "step = S", "count = N"],
+        ),
+        (
+            "a range on a choice",
+            format!("{HEAD}[grid]\ngraph = {{ from = 1, to = 3 }}\n"),
+            vec![":5:", "graph", "ranges are for numeric parameters"],
+        ),
+        (
+            "a step of zero",
+            format!("{HEAD}[grid]\ngain = {{ from = 1.0, to = 3.0, step = 0 }}\n"),
+            vec![":5:", "gain", "`step` must be above 0"],
+        ),
+        (
+            "an unknown design kind",
+            format!("{HEAD}[design]\nkind = \"halton\"\n"),
+            vec![":5:", "kind = \"halton\"", "unknown design", "\"sobol\", \"morris\""],
+        ),
+        (
+            "a key of another design kind",
+            format!("{HEAD}[design]\nkind = \"sobol\"\nsamples = 10\n[design.factors]\ngain = {{ from = 1, to = 9 }}\n"),
+            vec![":6:", "samples", "not a key of kind = \"sobol\"", "base, second_order, factors"],
+        ),
+        (
+            "a Sobol' base that is not a power of two",
+            format!("{HEAD}[design]\nkind = \"sobol\"\nbase = 100\n[design.factors]\ngain = {{ from = 1, to = 9 }}\n"),
+            vec![":6:", "base = 100", "power of two", "try 64 or 128"],
+        ),
+        (
+            "odd Morris levels",
+            format!("{HEAD}[design]\nkind = \"morris\"\ntrajectories = 4\nlevels = 5\n[design.factors]\ngain = {{ from = 1, to = 9 }}\n"),
+            vec![":7:", "levels = 5", "must be even", "try 6"],
+        ),
+        (
+            "a factor also on the grid",
+            format!("{HEAD}[grid]\ngain = [1.0, 2.0]\n[design]\nkind = \"lhs\"\nsamples = 4\n[design.factors]\ngain = {{ from = 1, to = 9 }}\n"),
+            vec![":10:", "gain", "already set"],
+        ),
+        (
+            "a factor that is not a number",
+            format!("{HEAD}[design]\nkind = \"lhs\"\nsamples = 4\n[design.factors]\ngraph = {{ from = 1, to = 9 }}\n"),
+            vec![":8:", "graph", "a factor must be a number", "[grid]"],
+        ),
+        (
+            "a factor range outside its parameter",
+            format!("{HEAD}[design]\nkind = \"lhs\"\nsamples = 4\n[design.factors]\ncommunication = {{ from = 0.5, to = 2 }}\n"),
+            vec![":8:", "communication", "out of range", "0.0 ..= 1.0"],
+        ),
+        (
+            "a log factor from zero",
+            format!("{HEAD}[design]\nkind = \"lhs\"\nsamples = 4\n[design.factors]\ngain = {{ from = 0, to = 9, log = true }}\n"),
+            vec![":8:", "gain", "log factor needs `from` above 0"],
+        ),
+        (
+            "a sampled design without factors",
+            format!("{HEAD}[design]\nkind = \"lhs\"\nsamples = 4\n"),
+            vec![":5:", "no factors", "[design.factors]"],
+        ),
+        (
+            "listed points that set different parameters",
+            format!("{HEAD}[design]\nkind = \"list\"\npoints = [{{ gain = 3.0 }}, {{ communication = 0.5 }}]\n"),
+            vec![":6:", "point 2 sets communication", "first point sets gain"],
+        ),
+        (
+            "a listed point out of range",
+            format!("{HEAD}[design]\nkind = \"list\"\npoints = [{{ gain = 3.0 }}, {{ gain = -1.0 }}]\n"),
+            vec![":6:", "point 2", "`gain` = -1.0", "out of range"],
+        ),
+        (
+            "a points file outside the manifest's folder",
+            format!("{HEAD}[design]\nkind = \"list\"\nfile = \"../points.csv\"\n"),
+            vec![":6:", "../points.csv", "inside the manifest's folder"],
+        ),
+        (
+            "a missing points file",
+            format!("{HEAD}[design]\nkind = \"list\"\nfile = \"nowhere.csv\"\n"),
+            vec![":6:", "nowhere.csv", "cannot read"],
         ),
         ("not TOML", format!("{HEAD}[grid\nseed = 1\n"), vec![":4:", "README"]),
         (

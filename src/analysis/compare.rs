@@ -164,10 +164,10 @@ pub fn compare(
             });
         }
     }
-    let mut at: HashMap<(usize, usize, i64), usize> = HashMap::new();
+    let mut at: HashMap<(usize, usize, u64, i64), usize> = HashMap::new();
     for (id, p) in d.places.iter().enumerate() {
         if let Some(p) = p {
-            at.insert((p.scenario, p.variant, p.seed), id);
+            at.insert((p.scenario, p.variant, p.point, p.seed), id);
         }
     }
     let span = match cmp {
@@ -191,12 +191,13 @@ pub fn compare(
     let mut rows = Vec::new();
     for (s, scenario) in d.scenarios.iter().enumerate() {
         let scenario = scenario.label();
-        let mut seeds: Vec<i64> = d
+        // Pairing units: a seed, at a design point when there is a design.
+        let mut seeds: Vec<(u64, i64)> = d
             .places
             .iter()
             .flatten()
             .filter(|p| p.scenario == s && p.variant == base)
-            .map(|p| p.seed)
+            .map(|p| (p.point, p.seed))
             .collect();
         seeds.sort_unstable();
         if seeds.is_empty() {
@@ -205,16 +206,19 @@ pub fn compare(
         let pair = |v: usize| -> Result<Vec<(usize, usize)>, CompareError> {
             seeds
                 .iter()
-                .map(
-                    |&seed| match (at.get(&(s, base, seed)), at.get(&(s, v, seed))) {
+                .map(|&(point, seed)| {
+                    match (
+                        at.get(&(s, base, point, seed)),
+                        at.get(&(s, v, point, seed)),
+                    ) {
                         (Some(&r), Some(&x)) => Ok((r, x)),
                         _ => Err(CompareError::MissingSeed {
                             arm: d.variants[v].label.clone(),
                             seed,
                             scenario: scenario.clone(),
                         }),
-                    },
-                )
+                    }
+                })
                 .collect()
         };
         let placebo_sims: Vec<f64> = pair(placebo)?.iter().map(|&(r, x)| sim(x, r)).collect();

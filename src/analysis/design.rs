@@ -55,6 +55,9 @@ pub struct Place {
     pub variant: usize,
     /// The run's seed (0 for a model without one).
     pub seed: i64,
+    /// The run's point of a `[design]` (0 without one): runs are paired
+    /// on the design point and the seed.
+    pub point: u64,
 }
 
 pub struct Design {
@@ -195,7 +198,7 @@ impl Design {
         let mut variant_index: HashMap<String, usize> = HashMap::new();
         let mut places = Vec::with_capacity(plan.total as usize);
         let mut not_applied = HashMap::new();
-        let mut seen: HashMap<(usize, usize, i64), u64> = HashMap::new();
+        let mut seen: HashMap<(usize, usize, u64, i64), u64> = HashMap::new();
         for id in 0..plan.total {
             let run = plan.run(id);
             if !filter.keeps(plan, &run) {
@@ -235,7 +238,8 @@ impl Design {
             let seed = seed_id
                 .and_then(|s| run.params.get(s).as_i64())
                 .unwrap_or(0);
-            if let Some(other) = seen.insert((scenario, variant, seed), id) {
+            let point = run.design_point.unwrap_or(0);
+            if let Some(other) = seen.insert((scenario, variant, point, seed), id) {
                 return Err(DesignError {
                     first: other,
                     second: id,
@@ -265,6 +269,7 @@ impl Design {
                 scenario,
                 variant,
                 seed,
+                point,
             }));
         }
         let placebos = variants

@@ -10,6 +10,7 @@ pub mod figures;
 pub mod heatmap;
 pub mod plot;
 pub mod rank;
+pub mod sensitivity;
 pub mod stats;
 pub mod summary;
 pub mod verdict;

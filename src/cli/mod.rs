@@ -4,12 +4,14 @@
 
 mod compare;
 mod describe;
+mod design;
 mod merge;
 mod plan;
 mod plot;
 mod progress;
 mod rank;
 mod run;
+mod sensitivity;
 mod set;
 mod shards;
 mod simulate;
@@ -83,6 +85,9 @@ pub enum Command {
         #[arg(long)]
         probe_policy: bool,
     },
+    /// A manifest's [design] points as CSV (each point's parameter values,
+    /// or with --unit its place in the unit cube).
+    Design(design::DesignArgs),
     /// Run every run of a manifest into a results folder (resumes if interrupted).
     Run(RunArgs),
     /// Check a results folder: manifest hash, run keys, identities re-derived
@@ -101,6 +106,10 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Mean, standard deviation and 95 % interval of metrics per cell over seeds.
     Summary(summary::SummaryArgs),
+    /// Which factors of a sampled [design] drive a metric: Sobol' indices
+    /// (S1, ST, S2) or Morris's mu, mu*, sigma, with bootstrap intervals,
+    /// per scenario and arm; writes DIR/sensitivity.csv and .json.
+    Sensitivity(sensitivity::SensitivityArgs),
     /// Runs ordered by the model's ranking key, best first (ties in grid
     /// order); writes DIR/rank.csv.
     Rank {
@@ -158,11 +167,13 @@ pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
             probe_policy,
         } => plan::plan(&manifest, max_runs, max_memory, probe_policy, registry),
         Command::Run(args) => run::run(&args, registry),
+        Command::Design(a) => design::design(&a, registry),
         Command::Merge { dir, quiet } => merge::merge(&dir, quiet, registry),
         Command::Shards { dir, count, json } => shards::shards(&dir, count, json, registry),
         Command::Verify { dir, replay, all } => verify::verify(&dir, replay, all, registry),
         Command::Compare(a) => compare::compare(&a, registry),
         Command::Summary(a) => summary::summary(&a, registry),
+        Command::Sensitivity(a) => sensitivity::sensitivity(&a, registry),
         Command::Rank {
             dir,
             top,

@@ -210,6 +210,15 @@ pub fn plan(
     for a in &m.common {
         println!("axis       {} = {}", a.name, summarize_values(&a.values));
     }
+    if let Some(d) = &m.design {
+        for (k, line) in d.describe().iter().enumerate() {
+            println!("{:<10} {line}", if k == 0 { "design" } else { "" });
+        }
+        println!(
+            "           each arm runs every design point at every common grid point ({} x {common})",
+            d.len()
+        );
+    }
     for ((i, arm), range) in m.arms.iter().enumerate().zip(plan.arm_ranges()) {
         let pinned: Vec<String> = arm
             .fixed

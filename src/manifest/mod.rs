@@ -3,7 +3,10 @@
 //! the model's declared parameters and reports every problem with the file,
 //! line, key, value and what is allowed.
 
+mod design;
 mod raw;
+
+pub use design::Source;
 
 use sha2::{Digest, Sha256};
 use std::ops::Range;
@@ -56,6 +59,11 @@ pub struct Manifest {
     /// The parameters that are columns of `runs.parquet`: every one but the
     /// later additions this manifest leaves at their defaults.
     pub shown: ParamSet,
+    /// A sampled or listed design crossed with the grid; `None` for the
+    /// full grid alone.
+    pub design: Option<crate::design::Design>,
+    /// Files the manifest reads (a design's CSV): part of `hash`.
+    pub sources: Vec<Source>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -176,6 +184,11 @@ impl Manifest {
             );
         }
         let common = axes(&cx, specs, &raw.grid, &mut taken, "grid")?;
+        let (design, source) = match &raw.design {
+            Some(d) => design::design(&cx, specs, d, &mut taken)?,
+            None => (None, None),
+        };
+        let sources: Vec<Source> = source.into_iter().collect();
         let mut arms: Vec<Arm> = Vec::new();
         for a in &raw.arm {
             let arm = arm(&cx, specs, a.get_ref(), &taken)?;
@@ -238,7 +251,7 @@ impl Manifest {
         Ok(Manifest {
             file: file.to_string(),
             text: text.to_string(),
-            hash: sha256_hex(text.as_bytes()),
+            hash: manifest_hash(text, &sources),
             name,
             model,
             description: exp.description.clone(),
@@ -249,8 +262,30 @@ impl Manifest {
             tables,
             policy_calls,
             shown,
+            design,
+            sources,
         })
     }
+}
+
+/// The hash that names a manifest's results: its text's SHA-256, or, when
+/// it reads other files, the SHA-256 of the text and each file's name and
+/// bytes (lengths first, so no two different inputs frame alike).
+fn manifest_hash(text: &str, sources: &[Source]) -> String {
+    if sources.is_empty() {
+        return sha256_hex(text.as_bytes());
+    }
+    let mut all = Vec::new();
+    let mut part = |b: &[u8]| {
+        all.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        all.extend_from_slice(b);
+    };
+    part(text.as_bytes());
+    for s in sources {
+        part(s.name.as_bytes());
+        part(&s.bytes);
+    }
+    sha256_hex(&all)
 }
 
 /// Resolves a key to a parameter and refuses a second setting of it.
@@ -308,7 +343,7 @@ fn axis_values(
             return Err(cx.err(
                 v.span(),
                 format!(
-                "[{label}] {key} = {}: a grid axis is a list of values or {{ from = A, to = B }}; \
+                "[{label}] {key} = {}: a grid axis is a list of values or {{ from = A, to = B[, step = S | count = N] }}; \
                      to pin one value, write [{0}] or put it under [fixed]",
                 show(other)
             ),
@@ -360,33 +395,125 @@ fn range(
         cx.err(
             span.clone(),
             format!(
-                "[{label}] {key} = {}: malformed range: {why}; write {{ from = A, to = B }} with integers A <= B",
+                "[{label}] {key} = {}: malformed range: {why}; write {{ from = A, to = B }} (integers), \
+                 {{ from = A, to = B, step = S }} or {{ from = A, to = B, count = N }}",
                 inline_table(t)
             ),
         )
     };
-    if !matches!(spec.kind, Kind::Int { .. }) {
-        return Err(bad(&format!(
-            "ranges are for integer parameters, and {key} takes {}",
-            spec.kind.allowed()
-        )));
-    }
-    if let Some(extra) = t.keys().find(|k| *k != "from" && *k != "to") {
+    let integer = match spec.kind {
+        Kind::Int { .. } => true,
+        Kind::Float { .. } => false,
+        _ => {
+            return Err(bad(&format!(
+                "ranges are for numeric parameters, and {key} takes {}",
+                spec.kind.allowed()
+            )))
+        }
+    };
+    if let Some(extra) = t
+        .keys()
+        .find(|k| !["from", "to", "step", "count"].contains(&k.as_str()))
+    {
         return Err(bad(&format!("unknown key `{extra}`")));
     }
-    let end = |name: &str| match t.get(name) {
-        Some(toml::Value::Integer(i)) => Ok(*i),
-        Some(_) => Err(bad(&format!("`{name}` is not an integer"))),
-        None => Err(bad(&format!("`{name}` is missing"))),
+    let number = |name: &str| match t.get(name) {
+        Some(toml::Value::Integer(i)) => Ok(Some(*i as f64)),
+        Some(toml::Value::Float(x)) if !integer && x.is_finite() => Ok(Some(*x)),
+        Some(_) if integer => Err(bad(&format!("`{name}` is not an integer"))),
+        Some(_) => Err(bad(&format!("`{name}` is not a number"))),
+        None => Ok(None),
     };
-    let (from, to) = (end("from")?, end("to")?);
+    let need = |name: &str| number(name)?.ok_or_else(|| bad(&format!("`{name}` is missing")));
+    let (from, to) = (need("from")?, need("to")?);
     if from > to {
         return Err(bad("`from` is above `to`"));
     }
-    if i128::from(to) - i128::from(from) >= 10_000_000 {
-        return Err(bad("more than 10,000,000 values"));
+    let too_many = || bad("more than 10,000,000 values");
+    let values: Vec<f64> = match (number("step")?, t.get("count")) {
+        (Some(_), Some(_)) => return Err(bad("give `step` or `count`, not both")),
+        (None, None) if integer => {
+            if to - from >= 10_000_000.0 {
+                return Err(too_many());
+            }
+            (from as i64..=to as i64).map(|i| i as f64).collect()
+        }
+        (None, None) => {
+            return Err(bad(&format!(
+                "{key} takes numbers, so say how to space them: `step` or `count`"
+            )))
+        }
+        (Some(step), None) => {
+            if step <= 0.0 {
+                return Err(bad("`step` must be above 0"));
+            }
+            // Values are rounded to the decimals `from` and `step` are
+            // written with, so 0.1 steps give 0.3, not 0.30000000000000004.
+            let n = ((to - from) / step * (1.0 + 1e-12)).floor();
+            if n >= 10_000_000.0 {
+                return Err(too_many());
+            }
+            let places = decimals(from).max(decimals(step));
+            (0..=n as u64)
+                .map(|i| round_to(from + i as f64 * step, places))
+                .collect()
+        }
+        (None, Some(c)) => {
+            let count = match c {
+                toml::Value::Integer(n) if (1..=10_000_000).contains(n) => *n as u64,
+                toml::Value::Integer(_) => return Err(bad("`count` must be in 1 ..= 10000000")),
+                _ => return Err(bad("`count` is not an integer")),
+            };
+            if count == 1 && from != to {
+                return Err(bad("`count` = 1 needs `from` = `to`"));
+            }
+            let gaps = count.saturating_sub(1).max(1) as f64;
+            if integer && (to - from) % gaps != 0.0 {
+                return Err(bad(&format!(
+                    "{count} evenly spaced integers do not fit from {from} to {to}; choose a count that divides the span"
+                )));
+            }
+            (0..count)
+                .map(|i| {
+                    let x = if i + 1 == count {
+                        to
+                    } else {
+                        from + (to - from) * i as f64 / gaps
+                    };
+                    round_to(x, 12)
+                })
+                .collect()
+        }
+    };
+    Ok(values
+        .into_iter()
+        .map(|x| {
+            if integer {
+                toml::Value::Integer(x as i64)
+            } else {
+                toml::Value::Float(x)
+            }
+        })
+        .collect())
+}
+
+/// Digits after the point in a number's shortest form.
+fn decimals(x: f64) -> usize {
+    let text = format!("{x:?}");
+    match text.split_once('e') {
+        Some((m, e)) => {
+            let frac = m.split_once('.').map_or(0, |(_, f)| f.len()) as i64;
+            (frac - e.parse::<i64>().unwrap_or(0)).clamp(0, 17) as usize
+        }
+        None => text
+            .split_once('.')
+            .map_or(0, |(_, f)| f.trim_end_matches('0').len()),
     }
-    Ok((from..=to).map(toml::Value::Integer).collect())
+}
+
+/// `x` rounded to `places` decimals, through its decimal text.
+fn round_to(x: f64, places: usize) -> f64 {
+    format!("{x:.places$}").parse().unwrap_or(x)
 }
 
 /// A table as it would be written inline, for messages.

@@ -18,6 +18,7 @@ pub struct RawManifest {
     pub arm: Vec<Spanned<RawArm>>,
     #[serde(default)]
     pub output: Ordered,
+    pub design: Option<Spanned<super::design::RawDesign>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -87,19 +87,43 @@ impl Layout {
         Layout::new(&self.dir.join(format!(".staging-{}", &hash[..12])))
     }
 
-    /// Makes the folder ready for `text`'s results and returns where the run
+    /// Whether the folder holds `m`'s text and the files it reads.
+    fn holds(&self, m: &Manifest) -> bool {
+        m.sources
+            .iter()
+            .all(|s| fs::read(self.dir.join(&s.name)).ok().as_deref() == Some(&s.bytes[..]))
+    }
+
+    /// Writes the files the manifest reads beside `manifest.toml`, so the
+    /// folder can be re-read on its own.
+    fn write_sources(&self, m: &Manifest) -> Result<(), RunError> {
+        for s in &m.sources {
+            let path = self.dir.join(&s.name);
+            if fs::read(&path).ok().as_deref() == Some(&s.bytes[..]) {
+                continue;
+            }
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(|e| RunError::io(parent, e))?;
+            }
+            atomic::write(&path, &s.bytes).map_err(|e| RunError::io(&path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Makes the folder ready for `m`'s results and returns where the run
     /// works: the folder itself when it is new or holds these results, or a
     /// staging folder when `force` replaces another manifest's results.
-    pub fn prepare(&self, text: &str, force: bool, sharded: bool) -> Result<Layout, RunError> {
+    pub fn prepare(&self, m: &Manifest, force: bool, sharded: bool) -> Result<Layout, RunError> {
+        let text = m.text.as_str();
         if self.dir.exists() && !self.dir.is_dir() {
             return Err(RunError::NotAFolder {
                 path: self.dir.display().to_string(),
             });
         }
         fs::create_dir_all(&self.dir).map_err(|e| RunError::io(&self.dir, e))?;
-        let hash = sha256_hex(text.as_bytes());
+        let hash = m.hash.clone();
         let work = match fs::read_to_string(self.manifest()) {
-            Ok(existing) if existing == text => self.clone(),
+            Ok(existing) if existing == text && self.holds(m) => self.clone(),
             Ok(existing) if !force => {
                 return Err(RunError::OtherManifest {
                     dir: self.dir.display().to_string(),
@@ -117,6 +141,7 @@ impl Layout {
         };
         self.clear_stagings(&work, &hash)?;
         fs::create_dir_all(&work.dir).map_err(|e| RunError::io(&work.dir, e))?;
+        work.write_sources(m)?;
         if fs::read_to_string(work.manifest()).ok().as_deref() != Some(text) {
             atomic::write(&work.manifest(), text.as_bytes())
                 .map_err(|e| RunError::io(&work.manifest(), e))?;
@@ -183,7 +208,12 @@ impl Layout {
     /// seal goes first (so the old results stop counting as complete), then
     /// the old results and what was computed from them, then the new tables,
     /// the manifest, and the seal last.
-    pub fn promote(&self, staging: &Layout, tables: &[&str]) -> Result<(), RunError> {
+    pub fn promote(
+        &self,
+        staging: &Layout,
+        tables: &[&str],
+        sources: &[crate::manifest::Source],
+    ) -> Result<(), RunError> {
         let io = |p: &Path| {
             let p = p.to_path_buf();
             move |e| RunError::io(&p, e)
@@ -207,6 +237,13 @@ impl Layout {
             if from.is_dir() {
                 fs::rename(&from, self.dir.join(d)).map_err(io(&self.dir.join(d)))?;
             }
+        }
+        for s in sources {
+            let to = self.dir.join(&s.name);
+            if let Some(parent) = to.parent() {
+                fs::create_dir_all(parent).map_err(io(parent))?;
+            }
+            fs::rename(staging.dir.join(&s.name), &to).map_err(io(&to))?;
         }
         fs::rename(staging.manifest(), self.manifest()).map_err(io(&self.manifest()))?;
         crate::crash::point("manifest promoted");

@@ -209,7 +209,7 @@ pub fn execute(
     let target = Layout::new(dir);
     let tables = tables(&plan.manifest);
     let shard = opts.shard.unwrap_or(Shard { index: 0, count: 1 });
-    let work = target.prepare(&plan.manifest.text, opts.force, shard.count > 1)?;
+    let work = target.prepare(&plan.manifest, opts.force, shard.count > 1)?;
     let _lock = lock::acquire(&target.dir, shard, opts.wait)?;
     // Another shard may be writing into this folder right now: its
     // temporaries are its own, and `merge` (one process) clears what a
@@ -235,7 +235,7 @@ pub fn execute(
         remove_parts(&work)?;
         report.failures = failures_in(&work.table("runs"))?;
         if work.is_staging() {
-            target.promote(&work, &table_names(&tables))?;
+            target.promote(&work, &table_names(&tables), &plan.manifest.sources)?;
         }
         return Ok(report);
     }
@@ -341,7 +341,7 @@ fn run_chunks(
         }
     }
     if work.is_staging() {
-        target.promote(work, &table_names(tables))?;
+        target.promote(work, &table_names(tables), &plan.manifest.sources)?;
     }
     Ok(())
 }

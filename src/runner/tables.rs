@@ -39,6 +39,12 @@ const RUN_KEY: Column = Column::new(
     "16 hex digits of SHA-256 over the model and every resolved parameter",
 );
 const ARM: Column = Column::new("arm", ColType::Str, false, "the arm the run belongs to");
+const DESIGN_POINT: Column = Column::new(
+    "design_point",
+    ColType::Int,
+    false,
+    "the run's point of the manifest's [design], from 0 in the design's order",
+);
 const FAILED: Column = Column::new(
     "failed",
     ColType::Bool,
@@ -69,6 +75,9 @@ pub fn param_column(spec: &ParamSpec) -> Column {
 pub fn runs_columns(manifest: &Manifest) -> Vec<Column> {
     let model = manifest.model;
     let mut columns = vec![RUN_ID, RUN_KEY, ARM];
+    if manifest.design.is_some() {
+        columns.push(DESIGN_POINT);
+    }
     columns.extend(shown(manifest).map(|(_, spec)| param_column(spec)));
     if manifest.has_external() {
         // A run whose external policy failed it has no summary.
@@ -146,6 +155,9 @@ pub fn run_row(plan: &Plan, spec: &RunSpec, out: &RunOutput, usage: &Usage) -> R
         Value::Str(run_key(plan.model(), &spec.params)),
         Value::Str(plan.arm_name(spec.arm).to_string()),
     ];
+    if let Some(k) = spec.design_point {
+        row.push(Value::Int(k as i64));
+    }
     row.extend(shown(&plan.manifest).map(|(i, _)| spec.params.values[i].1.clone()));
     row.extend(out.summary.iter().cloned());
     if plan.manifest.has_external() {

@@ -569,6 +569,16 @@ fn check_run(
             named("run_key")
         ));
     }
+    if let Some(k) = spec.design_point {
+        let want = Value::Int(k as i64);
+        if *named("design_point") != want {
+            problems.push(format!(
+                "{who}: {runs_file}, row {}, column design_point: stored {}, the manifest gives {want}",
+                stored.row,
+                named("design_point")
+            ));
+        }
+    }
     let shown = |i: usize| plan.manifest.shown.contains(crate::params::ParamId(i));
     for (_, (name, v)) in spec
         .params

@@ -1,0 +1,39 @@
+//! Sampled designs and their analysis: drawing a Sobol' design of 2^14
+//! base samples over 8 factors (294,912 points), and Sobol' indices with
+//! 1,000 bootstrap resamples over the outputs of 2^12 base samples and 5
+//! factors (the Ishigami-sized case `witness sensitivity` meets most).
+//! Run: cargo bench --bench design
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::time::Duration;
+use witness::analysis::sensitivity::indices::sobol_report;
+use witness::design::sobol::saltelli;
+
+fn designs(c: &mut Criterion) {
+    let mut g = c.benchmark_group("design");
+    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    let (base, d) = (1 << 14, 8);
+    g.throughput(Throughput::Elements((base * (2 * d + 2)) as u64));
+    g.bench_function("sobol_points", |b| b.iter(|| saltelli(base, d, true)));
+    g.finish();
+}
+
+fn indices(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sensitivity");
+    g.sample_size(10).measurement_time(Duration::from_secs(20));
+    let (base, d) = (1 << 12, 5);
+    let y: Vec<f64> = saltelli(base, d, true)
+        .iter()
+        .map(|x| {
+            x[0].sin() + 7.0 * x[1].sin().powi(2) + 0.1 * x[2].powi(4) * x[0].sin() + x[3] * x[4]
+        })
+        .collect();
+    g.throughput(Throughput::Elements(y.len() as u64));
+    g.bench_function("sobol_1000_resamples", |b| {
+        b.iter(|| sobol_report(&y, d, true, 1000, &[0]))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, designs, indices);
+criterion_main!(benches);

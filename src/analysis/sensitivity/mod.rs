@@ -1,0 +1,290 @@
+//! `witness sensitivity`: which factors of a sampled design drive a metric.
+//! Per scenario (the chosen common axes) and arm, the metric's mean over
+//! seeds (and any axes left out of the scenario) at each design point is
+//! the output the indices are computed from: Sobol' indices for a
+//! `kind = "sobol"` design, Morris's statistics for `kind = "morris"`.
+//! Reading the design from the manifest (not from stored columns) is what
+//! lets a row's role in Saltelli's scheme follow from its point index.
+
+pub mod indices;
+
+use std::collections::HashMap;
+
+use crate::analysis::design::{is_descriptive, Design as Places};
+use crate::analysis::summary::check_metrics;
+use crate::design::Method;
+use crate::grid::Plan;
+use crate::params::Value;
+use crate::results::ResultsDir;
+use crate::store::TableData;
+
+/// Bootstrap resamples behind every interval.
+pub const RESAMPLES: usize = 1000;
+
+/// Intervals wider than this (Sobol': on an index; Morris: relative to the
+/// largest mu*) get a warning with the design size that would narrow them.
+const WIDE: f64 = 0.1;
+const WIDE_MORRIS: f64 = 0.2;
+
+crate::record! {
+    /// One index of one factor, in one scenario and arm: a row of sensitivity.csv.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SensitivityRow {
+        /// the scenario: the chosen common-axis values (empty: all runs)
+        scenario: String,
+        /// the arm variant
+        arm: String,
+        /// the summary column analysed (its mean over seeds per design point)
+        metric: String,
+        /// S1, ST, S2 (Sobol') or mu, mu_star, sigma (Morris)
+        index: String,
+        /// the factor
+        factor: String,
+        /// the second factor of an S2 row
+        with: Option<String>,
+        /// the index's estimate
+        estimate: f64,
+        /// 95 % percentile bootstrap interval, low end (null for mu and sigma)
+        ci_low: Option<f64>,
+        /// 95 % percentile bootstrap interval, high end
+        ci_high: Option<f64>,
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Sobol,
+    Morris,
+}
+
+pub struct Request<'a> {
+    pub metric: &'static str,
+    pub method: Option<Kind>,
+    /// Common axes that make a scenario; `None`: every descriptive one.
+    pub by: Option<Vec<String>>,
+    pub resamples: usize,
+    pub dir: &'a str,
+}
+
+pub struct Report {
+    pub kind: Kind,
+    pub rows: Vec<SensitivityRow>,
+    pub warnings: Vec<String>,
+}
+
+/// A scenario label, a variant, and per design point the metric's sum and
+/// count.
+type Group = (String, usize, Vec<(f64, u64)>);
+
+fn usage(msg: String) -> crate::Error {
+    crate::Error::Usage(msg)
+}
+
+/// The common axes a scenario is made of.
+fn scenario_axes(plan: &Plan, by: &Option<Vec<String>>, dir: &str) -> crate::Result<Vec<usize>> {
+    let m = &plan.manifest;
+    let specs = plan.model().params();
+    let descriptive: Vec<usize> = (0..m.common.len())
+        .filter(|&i| is_descriptive(specs, &m.common[i]))
+        .collect();
+    let Some(names) = by else {
+        return Ok(descriptive);
+    };
+    names
+        .iter()
+        .filter(|n| !n.is_empty())
+        .map(|n| {
+            descriptive
+                .iter()
+                .copied()
+                .find(|&i| m.common[i].name == n.as_str())
+                .ok_or_else(|| {
+                    let have: Vec<&str> = descriptive.iter().map(|&i| m.common[i].name).collect();
+                    usage(format!(
+                        "{dir}: --by {n}: not a common grid axis of this experiment; allowed: {}",
+                        if have.is_empty() {
+                            "none (the scenario is every run)".into()
+                        } else {
+                            have.join(", ")
+                        }
+                    ))
+                })
+        })
+        .collect()
+}
+
+pub fn run(results: &ResultsDir, req: &Request) -> crate::Result<Report> {
+    let plan = &results.plan;
+    let dir = req.dir;
+    let design = plan.manifest.design.as_ref().ok_or_else(|| {
+        usage(format!(
+            "{dir}: its manifest has no [design]; sensitivity indices need a sampled design: \
+             add [design] kind = \"sobol\" (or \"morris\") with [design.factors]"
+        ))
+    })?;
+    let kind = match (&design.method, req.method) {
+        (Method::Sobol { .. }, None | Some(Kind::Sobol)) => Kind::Sobol,
+        (Method::Morris { .. }, None | Some(Kind::Morris)) => Kind::Morris,
+        (m, asked) => {
+            let asked = match asked {
+                Some(Kind::Sobol) => "sobol",
+                Some(Kind::Morris) => "morris",
+                None => "either",
+            };
+            return Err(usage(format!(
+                "{dir}: --method {asked} needs a [design] of that kind, and this one is kind = {:?}; \
+                 Sobol' indices need kind = \"sobol\", Morris's need kind = \"morris\"",
+                m.name()
+            )));
+        }
+    };
+    check_metrics(plan, &[req.metric])?;
+    let axes = scenario_axes(plan, &req.by, dir)?;
+    let places = Places::of(plan)?;
+    let values = results.runs_columns(&[req.metric])?.remove(0);
+    let m = &plan.manifest;
+    // (scenario label, variant) -> per design point: sum and count.
+    let mut groups: Vec<Group> = Vec::new();
+    let mut index: HashMap<(String, usize), usize> = HashMap::new();
+    for id in 0..plan.total {
+        let Some(place) = places.place(id) else {
+            continue;
+        };
+        if places.is_placebo(plan, place.variant) {
+            continue;
+        }
+        let run = plan.run(id);
+        let label: Vec<String> = axes
+            .iter()
+            .map(|&i| {
+                format!(
+                    "{}={}",
+                    m.common[i].name,
+                    run.params.get(m.common[i].id).plain()
+                )
+            })
+            .collect();
+        let label = label.join(", ");
+        let x = match &values[id as usize] {
+            Value::Float(x) => *x,
+            Value::Int(i) => *i as f64,
+            Value::Bool(b) => f64::from(u8::from(*b)),
+            other => {
+                return Err(usage(format!(
+                    "{dir}: run {id} has {} = {other} (a failed run?); the indices need the metric at every design point",
+                    req.metric
+                )))
+            }
+        };
+        let next = groups.len();
+        let g = *index
+            .entry((label.clone(), place.variant))
+            .or_insert_with(|| {
+                groups.push((label, place.variant, vec![(0.0, 0); design.len()]));
+                next
+            });
+        let slot = &mut groups[g].2[run.design_point.unwrap_or(0) as usize];
+        slot.0 += x;
+        slot.1 += 1;
+    }
+    let names: Vec<&str> = design.params.iter().map(|(_, n)| *n).collect();
+    let d = names.len();
+    let mut rows = Vec::new();
+    let mut warnings = Vec::new();
+    for (g, (scenario, variant, sums)) in groups.iter().enumerate() {
+        let y: Vec<f64> = sums.iter().map(|&(s, n)| s / n as f64).collect();
+        let arm = places.variants[*variant].label.clone();
+        let row =
+            |index: &str, j: usize, with: Option<usize>, estimate: f64, ci: Option<(f64, f64)>| {
+                SensitivityRow {
+                    scenario: scenario.clone(),
+                    arm: arm.clone(),
+                    metric: req.metric.to_string(),
+                    index: index.to_string(),
+                    factor: names[j].to_string(),
+                    with: with.map(|k| names[k].to_string()),
+                    estimate,
+                    ci_low: ci.map(|c| c.0),
+                    ci_high: ci.map(|c| c.1),
+                }
+            };
+        let key = [g as u64];
+        match (kind, &design.method) {
+            (Kind::Sobol, &Method::Sobol { base, second_order }) => {
+                let r = indices::sobol_report(&y, d, second_order, req.resamples, &key);
+                for j in 0..d {
+                    rows.push(row("S1", j, None, r.estimate.s1[j], Some(r.s1[j])));
+                    rows.push(row("ST", j, None, r.estimate.st[j], Some(r.st[j])));
+                }
+                if let (Some(s2), Some(ci)) = (&r.estimate.s2, &r.s2) {
+                    for j in 0..d {
+                        for k in j + 1..d {
+                            rows.push(row("S2", j, Some(k), s2[j][k], Some(ci[j][k])));
+                        }
+                    }
+                }
+                let widest =
+                    r.s1.iter()
+                        .chain(&r.st)
+                        .map(|c| c.1 - c.0)
+                        .fold(0.0, f64::max);
+                if widest > WIDE {
+                    let want = (base as f64 * (widest / WIDE).powi(2)).ceil() as u64;
+                    warnings.push(format!(
+                        "{arm} ({}): intervals up to {widest:.2} wide; for intervals near {WIDE} ask for base = {} (now {base})",
+                        if scenario.is_empty() { "all runs" } else { scenario },
+                        want.next_power_of_two()
+                    ));
+                }
+            }
+            (
+                Kind::Morris,
+                &Method::Morris {
+                    trajectories,
+                    levels,
+                    ..
+                },
+            ) => {
+                let r = indices::morris(&design.unit, &y, d, levels, req.resamples, &key);
+                for j in 0..d {
+                    rows.push(row("mu", j, None, r.mu[j], None));
+                    rows.push(row(
+                        "mu_star",
+                        j,
+                        None,
+                        r.mu_star[j],
+                        Some(r.mu_star_interval[j]),
+                    ));
+                    rows.push(row("sigma", j, None, r.sigma[j], None));
+                }
+                let top = r.mu_star.iter().copied().fold(0.0, f64::max);
+                let widest = r
+                    .mu_star_interval
+                    .iter()
+                    .map(|c| c.1 - c.0)
+                    .fold(0.0, f64::max);
+                if top > 0.0 && widest / top > WIDE_MORRIS {
+                    let want = (trajectories as f64 * (widest / top / WIDE_MORRIS).powi(2)).ceil();
+                    warnings.push(format!(
+                        "{arm} ({}): mu* intervals up to {:.0} % of the largest mu*; for about {:.0} % ask for trajectories = {want} (now {trajectories})",
+                        if scenario.is_empty() { "all runs" } else { scenario },
+                        100.0 * widest / top,
+                        100.0 * WIDE_MORRIS
+                    ));
+                }
+            }
+            _ => unreachable!("the kind follows the design"),
+        }
+    }
+    Ok(Report {
+        kind,
+        rows,
+        warnings,
+    })
+}
+
+impl Report {
+    pub fn table(&self) -> TableData {
+        TableData::of_records(&self.rows)
+    }
+}

@@ -1,0 +1,67 @@
+//! `witness design`: a manifest's design points as CSV, to look at, to
+//! plot, or to evaluate elsewhere (the values are exact: shortest
+//! round-trip decimals).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::model::Registry;
+
+#[derive(clap::Args, Debug)]
+pub struct DesignArgs {
+    /// The experiment manifest (TOML) with a [design] table.
+    pub manifest: PathBuf,
+    /// Print the points in the unit cube, before each factor's range,
+    /// logarithm and rounding apply (sampled designs only).
+    #[arg(long)]
+    pub unit: bool,
+    /// Write the CSV here instead of to standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn design(a: &DesignArgs, registry: &Registry) -> Result<u8> {
+    let m = super::load(&a.manifest, registry)?;
+    let file = a.manifest.display();
+    let d = m.design.as_ref().ok_or_else(|| {
+        Error::Usage(format!(
+            "{file}: no [design] table (the manifest runs the full grid); add [design] kind = \"lhs\", \"sobol\", \"morris\" or \"list\""
+        ))
+    })?;
+    if a.unit && d.unit.is_empty() {
+        return Err(Error::Usage(format!(
+            "{file}: --unit: a listed design has no unit-cube points; drop --unit"
+        )));
+    }
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let csv_err = |e: csv::Error| Error::Usage(format!("{file}: the design as CSV: {e}"));
+    let mut header = vec!["design_point".to_string()];
+    header.extend(d.params.iter().map(|(_, n)| n.to_string()));
+    w.write_record(&header).map_err(csv_err)?;
+    for k in 0..d.len() {
+        let mut row = vec![k.to_string()];
+        if a.unit {
+            row.extend(d.unit[k].iter().map(|u| format!("{u:?}")));
+        } else {
+            row.extend(d.points[k].iter().map(|v| v.plain()));
+        }
+        w.write_record(&row).map_err(csv_err)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| Error::Usage(format!("{file}: the design as CSV: {e}")))?;
+    let text = String::from_utf8(bytes).expect("CSV of UTF-8 text");
+    match &a.out {
+        Some(path) => write(path, &text)?,
+        None => std::io::stdout()
+            .write_all(text.as_bytes())
+            .map_err(|e| Error::Usage(format!("standard output: {e}")))?,
+    }
+    Ok(0)
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    crate::store::atomic::write(path, text.as_bytes())
+        .map_err(|e| Error::Usage(format!("{}: cannot write: {e}", path.display())))
+}

@@ -1,0 +1,172 @@
+//! Sobol' points and Saltelli's scheme over them. The sequence is the
+//! unscrambled one in Gray-code order with 30-bit integers, so its points
+//! are exact binary fractions and equal SciPy's `qmc.Sobol(scramble=False)`
+//! bit for bit; Saltelli's rows follow SALib's order (A, each AB_i, each
+//! BA_i when second-order indices are wanted, B), which is what lets
+//! `witness sensitivity` find a row's role from its index alone.
+
+use super::directions::TABLE;
+
+/// Bits of each coordinate: the sequence has 2^30 distinct points.
+const BITS: usize = 30;
+
+/// Dimensions the direction table covers.
+pub const MAX_DIMS: usize = TABLE.len() + 1;
+
+/// The direction integers v_1 .. v_30 of dimension `d` (from 0).
+fn directions(d: usize) -> [u32; BITS] {
+    let mut v = [0u32; BITS];
+    if d == 0 {
+        for (j, x) in v.iter_mut().enumerate() {
+            *x = 1 << (BITS - 1 - j);
+        }
+        return v;
+    }
+    let (poly, init) = TABLE[d - 1];
+    let s = init.len();
+    for j in 0..BITS {
+        v[j] = if j < s {
+            init[j] << (BITS - 1 - j)
+        } else {
+            // v_j = a_1 v_{j-1} ^ ... ^ a_{s-1} v_{j-s+1} ^ v_{j-s} ^ (v_{j-s} >> s),
+            // with a_k the polynomial's coefficient of x^(s-k).
+            let mut x = v[j - s] ^ (v[j - s] >> s);
+            for k in 1..s {
+                if (poly >> (s - k)) & 1 == 1 {
+                    x ^= v[j - k];
+                }
+            }
+            x
+        };
+    }
+    v
+}
+
+/// The first `n` points of the `dims`-dimensional sequence, the origin
+/// first. Panics past `MAX_DIMS` (the manifest refuses such designs).
+pub fn points(n: usize, dims: usize) -> Vec<Vec<f64>> {
+    assert!(
+        dims <= MAX_DIMS,
+        "{dims} Sobol' dimensions; at most {MAX_DIMS}"
+    );
+    let v: Vec<[u32; BITS]> = (0..dims).map(directions).collect();
+    let scale = 1.0 / (1u64 << BITS) as f64;
+    let mut x = vec![0u32; dims];
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        if i > 0 {
+            // Gray code: the point after i - 1 flips the direction of
+            // i - 1's lowest zero bit.
+            let c = (i - 1).trailing_ones() as usize;
+            for (xd, vd) in x.iter_mut().zip(&v) {
+                *xd ^= vd[c.min(BITS - 1)];
+            }
+        }
+        out.push(x.iter().map(|&q| f64::from(q) * scale).collect());
+    }
+    out
+}
+
+/// Rows per base sample of Saltelli's scheme over `d` factors.
+pub fn rows_per_sample(d: usize, second_order: bool) -> usize {
+    if second_order {
+        2 * d + 2
+    } else {
+        d + 2
+    }
+}
+
+/// A row's part in Saltelli's scheme, from its place within its sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    A,
+    /// A with factor i taken from B.
+    AB(usize),
+    /// B with factor i taken from A.
+    BA(usize),
+    B,
+}
+
+pub fn role(offset: usize, d: usize, second_order: bool) -> Role {
+    let last = rows_per_sample(d, second_order) - 1;
+    match offset {
+        0 => Role::A,
+        o if o == last => Role::B,
+        o if o <= d => Role::AB(o - 1),
+        o => Role::BA(o - 1 - d),
+    }
+}
+
+/// Saltelli's points in the unit cube: `base` samples of A and B (the two
+/// halves of a 2d-dimensional Sobol' point), each followed by its cross
+/// rows.
+pub fn saltelli(base: usize, d: usize, second_order: bool) -> Vec<Vec<f64>> {
+    let sequence = points(base, 2 * d);
+    let per = rows_per_sample(d, second_order);
+    let mut out = Vec::with_capacity(base * per);
+    for p in &sequence {
+        let (a, b) = p.split_at(d);
+        for offset in 0..per {
+            let row: Vec<f64> = (0..d)
+                .map(|j| match role(offset, d, second_order) {
+                    Role::A => a[j],
+                    Role::B => b[j],
+                    Role::AB(i) if i == j => b[j],
+                    Role::AB(_) => a[j],
+                    Role::BA(i) if i == j => a[j],
+                    Role::BA(_) => b[j],
+                })
+                .collect();
+            out.push(row);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_points_are_the_known_binary_fractions() {
+        let p = points(4, 3);
+        assert_eq!(p[0], [0.0, 0.0, 0.0]);
+        assert_eq!(p[1], [0.5, 0.5, 0.5]);
+        assert_eq!(p[2], [0.75, 0.25, 0.25]);
+        assert_eq!(p[3], [0.25, 0.75, 0.75]);
+    }
+
+    #[test]
+    fn every_dyadic_box_of_a_power_of_two_holds_one_point_per_dimension() {
+        // The defining (0, m, 1) property in each coordinate: 2^m points
+        // fall one per interval [k / 2^m, (k + 1) / 2^m).
+        let n = 1 << 8;
+        let p = points(n, MAX_DIMS);
+        for d in 0..MAX_DIMS {
+            let mut seen = vec![false; n];
+            for x in &p {
+                let k = (x[d] * n as f64) as usize;
+                assert!(!seen[k], "dimension {d}: interval {k} twice");
+                seen[k] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn saltelli_rows_cross_a_and_b_in_salibs_order() {
+        let d = 2;
+        let rows = saltelli(2, d, true);
+        assert_eq!(rows.len(), 2 * rows_per_sample(d, true));
+        let base = points(2, 2 * d);
+        let (a, b) = base[1].split_at(d);
+        let s = &rows[6..12];
+        assert_eq!(s[0], a);
+        assert_eq!(s[1], [b[0], a[1]]);
+        assert_eq!(s[2], [a[0], b[1]]);
+        assert_eq!(s[3], [a[0], b[1]]);
+        assert_eq!(s[4], [b[0], a[1]]);
+        assert_eq!(s[5], b);
+        assert_eq!(role(3, d, true), Role::BA(0));
+        assert_eq!(role(3, d, false), Role::B);
+    }
+}

@@ -1,0 +1,196 @@
+//! `[design]` tables through the CLI: listed points (inline and from a CSV
+//! file whose bytes are part of the manifest's identity), sampled designs
+//! crossed with the grid and the arms, the `design_point` column, and the
+//! grid's step and count ranges.
+
+mod common;
+
+use common::{run_ok, snapshot, witness, write_manifest};
+use predicates::prelude::PredicateBooleanExt;
+use witness::manifest::Manifest;
+use witness::model::Registry;
+use witness::params::Value;
+
+const HEAD: &str =
+    "[experiment]\nname = \"d\"\nmodel = \"witness\"\n[fixed]\npopulation = 40\nrounds = 10\n";
+
+fn runs(dir: &std::path::Path, columns: &[&str]) -> Vec<Vec<Value>> {
+    witness::store::parquet::read_columns(&dir.join("runs.parquet"), columns).unwrap()
+}
+
+#[test]
+fn grid_ranges_take_a_step_or_a_count() {
+    let text = format!(
+        "{HEAD}[grid]\ngain = {{ from = 1.0, to = 2.0, step = 0.25 }}\n\
+         communication = {{ from = 0.1, to = 0.3, step = 0.1 }}\n\
+         report_fraction = {{ from = 0.0, to = 1.0, count = 3 }}\n\
+         check_delay = {{ from = 0, to = 6, count = 4 }}\n"
+    );
+    let m = Manifest::parse("t.toml", &text, &Registry::builtin()).unwrap();
+    let values =
+        |k: usize| -> Vec<String> { m.common[k].values.iter().map(|v| v.to_string()).collect() };
+    assert_eq!(values(0), ["1.0", "1.25", "1.5", "1.75", "2.0"]);
+    // Rounded to the decimals written, not 0.30000000000000004.
+    assert_eq!(values(1), ["0.1", "0.2", "0.3"]);
+    assert_eq!(values(2), ["0.0", "0.5", "1.0"]);
+    assert_eq!(values(3), ["0", "2", "4", "6"]);
+}
+
+#[test]
+fn listed_points_are_crossed_with_seeds_and_arms_and_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{HEAD}[grid]\nseed = [1, 2, 3]\n[design]\nkind = \"list\"\n\
+         points = [{{ gain = 3.0, communication = 0.5 }}, {{ communication = 0.9, gain = 9 }}]\n\
+         [[arm]]\nname = \"e\"\npolicy = \"endorsement\"\nplacebo = true\n\
+         [[arm]]\nname = \"s\"\npolicy = \"source_aware\"\n"
+    );
+    let m = write_manifest(tmp.path(), "list.toml", &text);
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    let cols = runs(
+        &out,
+        &["arm", "design_point", "gain", "communication", "seed"],
+    );
+    // 3 arms (the placebo too) x 2 points x 3 seeds, seeds fastest.
+    assert_eq!(cols[0].len(), 18);
+    let row = |i: usize| -> Vec<String> { cols.iter().map(|c| c[i].plain()).collect() };
+    assert_eq!(row(0), ["e", "0", "3.0", "0.5", "1"]);
+    assert_eq!(row(3), ["e", "1", "9.0", "0.9", "1"]);
+    assert_eq!(row(17), ["s", "1", "9.0", "0.9", "3"]);
+    witness().arg("verify").arg(&out).assert().success();
+    // compare pairs runs on the design point and the seed.
+    witness()
+        .args(["compare", "--baseline", "e"])
+        .arg(&out)
+        .assert()
+        .success();
+    let csv = std::fs::read_to_string(out.join("compare.csv")).unwrap();
+    assert!(
+        csv.lines().nth(1).unwrap().contains(",6,"),
+        "6 pairs: {csv}"
+    );
+}
+
+#[test]
+fn a_points_file_is_part_of_the_manifest_and_kept_with_the_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("points.csv"),
+        "gain,graph\n3.0,hub\n6,ring\n",
+    )
+    .unwrap();
+    let text = format!("{HEAD}[design]\nkind = \"list\"\nfile = \"points.csv\"\n");
+    let m = write_manifest(tmp.path(), "file.toml", &text);
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    assert_eq!(
+        std::fs::read(out.join("points.csv")).unwrap(),
+        std::fs::read(tmp.path().join("points.csv")).unwrap()
+    );
+    let cols = runs(&out, &["design_point", "gain", "graph"]);
+    assert_eq!(
+        cols[2],
+        [Value::Str("hub".into()), Value::Str("ring".into())]
+    );
+    // The folder alone is enough: verify re-reads the copy.
+    std::fs::remove_file(tmp.path().join("points.csv")).unwrap();
+    witness()
+        .args(["verify", "--all"])
+        .arg(&out)
+        .assert()
+        .success();
+    // Other points under the same manifest text are another experiment.
+    std::fs::write(
+        tmp.path().join("points.csv"),
+        "gain,graph\n4.0,hub\n6,ring\n",
+    )
+    .unwrap();
+    let before = snapshot(&out);
+    witness()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&m)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("another manifest"));
+    assert!(snapshot(&out) == before, "a refused run touched the folder");
+    witness()
+        .args(["run", "-q", "--force", "--out"])
+        .arg(&out)
+        .arg(&m)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(out.join("points.csv")).unwrap(),
+        "gain,graph\n4.0,hub\n6,ring\n"
+    );
+    assert_eq!(runs(&out, &["gain"])[0][0], Value::Float(4.0));
+    witness()
+        .args(["verify", "--all"])
+        .arg(&out)
+        .assert()
+        .success();
+}
+
+#[test]
+fn plan_describes_a_sampled_design_and_warns_of_factors_an_arm_ignores() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{HEAD}[grid]\nseed = [1, 2]\n[design]\nkind = \"lhs\"\nsamples = 5\nseed = 9\n\
+         [design.factors]\ngain = {{ from = 1.0, to = 100.0, log = true }}\ncheck_delay = {{ from = 0, to = 4 }}\n\
+         [[arm]]\nname = \"e\"\npolicy = \"endorsement\"\n[[arm]]\nname = \"r\"\npolicy = \"reserved\"\n"
+    );
+    let m = write_manifest(tmp.path(), "lhs.toml", &text);
+    let assert = witness().arg("plan").arg(&m).assert().success();
+    let out = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    for needle in [
+        "runs       20 ",
+        "lhs over 2 parameter(s): Latin hypercube, 5 samples, seed 9",
+        "factor gain 1.0 ..= 100.0, log-uniform",
+        "factor check_delay 0 ..= 4, uniform, integer",
+        "[design] `gain` is not read by arm(s) r",
+    ] {
+        assert!(out.contains(needle), "expected {needle:?} in:\n{out}");
+    }
+    // The points: one per stratum of each factor, in the log for gain.
+    let assert = witness()
+        .args(["design", "--unit"])
+        .arg(&m)
+        .assert()
+        .success();
+    let csv = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let mut strata: Vec<usize> = csv
+        .lines()
+        .skip(1)
+        .map(|l| (l.split(',').nth(1).unwrap().parse::<f64>().unwrap() * 5.0) as usize)
+        .collect();
+    strata.sort_unstable();
+    assert_eq!(strata, [0, 1, 2, 3, 4]);
+    witness()
+        .arg("design")
+        .arg(tmp.path().join("nowhere.toml"))
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn sensitivity_refuses_a_folder_without_a_sampled_design() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(
+        tmp.path(),
+        "grid.toml",
+        &format!("{HEAD}[grid]\nseed = [1, 2]\n"),
+    );
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    witness()
+        .arg("sensitivity")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("no [design]")
+                .and(predicates::str::contains("kind = \"sobol\"")),
+        );
+}
