@@ -293,3 +293,94 @@ fn plots_are_valid_deterministic_png_and_svg() {
 }
 
 use predicates::prelude::PredicateBooleanExt;
+
+/// Rows of compare.json after `compare ARGS` on `out`.
+fn compare_rows(out: &std::path::Path, args: &[&str]) -> Vec<serde_json::Value> {
+    witness()
+        .arg("compare")
+        .arg(out)
+        .args(["--baseline", "endorsement"])
+        .args(args)
+        .assert()
+        .success();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    doc["rows"].as_array().unwrap().clone()
+}
+
+#[test]
+fn p_values_are_adjusted_over_the_table_and_the_fisher_rule_weighs_placebo_flips() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Small runs over many seeds: the placebo flips on a few of them.
+    let m = write_manifest(
+        tmp.path(),
+        "many.toml",
+        "[experiment]\nname = \"many\"\nmodel = \"witness\"\n[fixed]\npopulation = 50\nrounds = 20\n\
+         [grid]\nseed = { from = 1, to = 1500 }\ngraph = [\"small_world\", \"hub\"]\n\
+         [output]\ntrajectories = false\n\
+         [[arm]]\nname = \"endorsement\"\npolicy = \"endorsement\"\nplacebo = true\n\
+         [[arm]]\nname = \"source_aware\"\npolicy = \"source_aware\"\n\
+         [[arm]]\nname = \"fixed\"\npolicy = \"endorsement\"\nfixed = { allocation = \"fixed\" }\n",
+    );
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    let zero = compare_rows(&out, &[]);
+    let small_world = |rows: &[serde_json::Value], arm: &str| {
+        rows.iter()
+            .find(|r| r["scenario"] == "graph=small_world" && r["arm"] == arm)
+            .unwrap()
+            .clone()
+    };
+    let z = small_world(&zero, "source_aware");
+    assert!(z["placebo_flips"].as_u64().unwrap() > 0, "{z}");
+    assert_eq!(z["reason"], "unstable_baseline");
+    assert!(
+        z["claim"]
+            .as_str()
+            .unwrap()
+            .contains("Holm-adjusted over 4 comparisons"),
+        "{z}"
+    );
+    let f = small_world(
+        &compare_rows(&out, &["--baseline-rule", "fisher"]),
+        "source_aware",
+    );
+    assert_eq!(
+        (&f["verdict"], &f["reason"]),
+        (&"confirmed".into(), &"majority_flip".into()),
+        "{f}"
+    );
+    assert!(f["placebo_fisher_p"].as_f64().unwrap() < 0.05);
+    // An arm that flips no more than the placebo stays void under fisher.
+    let fixed = small_world(&compare_rows(&out, &["--baseline-rule", "fisher"]), "fixed");
+    if fixed["placebo_fisher_p"]
+        .as_f64()
+        .is_some_and(|p| p >= 0.05)
+    {
+        assert_eq!(fixed["reason"], "unstable_baseline", "{fixed}");
+    }
+    // Adjustments: none is the raw p, Holm is at least BH, both at least raw.
+    let raw = compare_rows(&out, &["--adjust", "none"]);
+    let bh = compare_rows(&out, &["--adjust", "bh"]);
+    for ((h, b), n) in zero.iter().zip(&bh).zip(&raw) {
+        let p = n["p_value"].as_f64().unwrap();
+        assert_eq!(n["p_adjusted"].as_f64().unwrap(), p);
+        let (ph, pb) = (
+            h["p_adjusted"].as_f64().unwrap(),
+            b["p_adjusted"].as_f64().unwrap(),
+        );
+        assert!(
+            ph >= pb && pb >= p && ph <= 1.0,
+            "holm {ph} bh {pb} raw {p}"
+        );
+        assert_eq!(h["adjustment"], "holm");
+        assert_eq!(b["adjustment"], "bh");
+    }
+    witness()
+        .arg("compare")
+        .arg(&out)
+        .args(["--baseline", "endorsement", "--adjust", "bonferroni"])
+        .assert()
+        .code(2)
+        .stderr(contains("holm, bh, none"));
+}

@@ -130,6 +130,31 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             vec![":6:", "../points.csv", "inside the manifest's folder"],
         ),
         (
+            "a step whose values repeat once rounded",
+            format!("{HEAD}[grid]\ngain = {{ from = 1e-20, to = 5e-20, step = 1e-20 }}\n"),
+            vec![":5:", "gain", "repeat or leave the range"],
+        ),
+        (
+            "a count over an empty span",
+            format!("{HEAD}[grid]\ncheck_delay = {{ from = 2, to = 2, count = 3 }}\n"),
+            vec![":5:", "check_delay", "distinct integers do not fit"],
+        ),
+        (
+            "a points file named like a result",
+            format!("{HEAD}[design]\nkind = \"list\"\nfile = \"summary.csv\"\n"),
+            vec![":6:", "summary.csv", "witness writes in a results folder", "design/points.csv"],
+        ),
+        (
+            "a Sobol' design of one base sample",
+            format!("{HEAD}[design]\nkind = \"sobol\"\nbase = 1\n[design.factors]\ngain = {{ from = 1, to = 9 }}\n"),
+            vec![":6:", "base = 1", "2 ..= 16777216"],
+        ),
+        (
+            "one Morris trajectory",
+            format!("{HEAD}[design]\nkind = \"morris\"\ntrajectories = 1\n[design.factors]\ngain = {{ from = 1, to = 9 }}\n"),
+            vec![":6:", "trajectories = 1", "2 ..= 1000000"],
+        ),
+        (
             "a missing points file",
             format!("{HEAD}[design]\nkind = \"list\"\nfile = \"nowhere.csv\"\n"),
             vec![":6:", "nowhere.csv", "cannot read"],

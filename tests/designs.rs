@@ -34,6 +34,20 @@ fn grid_ranges_take_a_step_or_a_count() {
     assert_eq!(values(1), ["0.1", "0.2", "0.3"]);
     assert_eq!(values(2), ["0.0", "0.5", "1.0"]);
     assert_eq!(values(3), ["0", "2", "4", "6"]);
+    // Integer ranges stay exact far beyond a float's 53 bits.
+    let big =
+        format!("{HEAD}[grid]\nseed = {{ from = 9007199254740993, to = 9007199254740995 }}\n");
+    let m = Manifest::parse("t.toml", &big, &Registry::builtin()).unwrap();
+    let seeds: Vec<String> = m.common[0].values.iter().map(|v| v.to_string()).collect();
+    assert_eq!(
+        seeds,
+        ["9007199254740993", "9007199254740994", "9007199254740995"]
+    );
+    // A step that would pass `to` once rounded stops short of it.
+    let near =
+        format!("{HEAD}[grid]\ngain = {{ from = 0.0, to = 0.99999999999999, step = 0.1 }}\n");
+    let m = Manifest::parse("t.toml", &near, &Registry::builtin()).unwrap();
+    assert_eq!(m.common[0].values.last().unwrap().to_string(), "0.9");
 }
 
 #[test]
@@ -193,4 +207,50 @@ fn sensitivity_refuses_a_folder_without_a_sampled_design() {
             predicates::str::contains("no [design]")
                 .and(predicates::str::contains("kind = \"sobol\"")),
         );
+}
+
+#[test]
+fn sensitivity_names_the_fix_for_a_wrong_method_or_axis() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{HEAD}[grid]\nseed = [1, 2]\ntruth = [false, true]\n[design]\nkind = \"morris\"\ntrajectories = 4\n\
+         [design.factors]\ngain = {{ from = 1.0, to = 9.0 }}\ncommunication = {{ from = 0.2, to = 0.9 }}\n"
+    );
+    let m = write_manifest(tmp.path(), "morris.toml", &text);
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    witness()
+        .args(["sensitivity", "--method", "sobol"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("kind = \"morris\""));
+    witness()
+        .args(["sensitivity", "--by", "graph"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("--by graph")
+                .and(predicates::str::contains("allowed: truth")),
+        );
+    // Per truth value by default; pooled over truth with --by "".
+    witness().arg("sensitivity").arg(&out).assert().success();
+    let csv = std::fs::read_to_string(out.join("sensitivity.csv")).unwrap();
+    assert!(
+        csv.contains("truth=false,default,peak_mistaken,mu_star,gain"),
+        "{csv}"
+    );
+    assert!(csv.contains("truth=true,"), "{csv}");
+    witness()
+        .args(["sensitivity", "--by", ""])
+        .arg(&out)
+        .assert()
+        .success();
+    let csv = std::fs::read_to_string(out.join("sensitivity.csv")).unwrap();
+    assert!(
+        csv.lines().nth(1).unwrap().starts_with(",default,"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 1 + 2 * 3, "{csv}");
 }

@@ -373,11 +373,7 @@ fn a_policy_that_cannot_start_stops_the_run_with_its_reason() {
     for (mode, extra, says) in [
         ("exit_at_start", "", "exited (exit status: 3)"),
         ("exit_at_start", "", "giving up at once"),
-        (
-            "no_handshake",
-            ", timeout_s = 0.5",
-            "no answer within 0.5 s",
-        ),
+        ("no_handshake", ", timeout_s = 0.5", "no answer within 5 s"),
         ("wrong_protocol", "", "speaks \"witness-policy/1\" only"),
     ] {
         let (o, out, _tmp) = misbehave(mode, extra);

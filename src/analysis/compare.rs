@@ -5,8 +5,27 @@
 use std::collections::HashMap;
 
 use super::design::Design;
+use super::multiplicity::{fisher_greater, sign_flip, sign_test, Adjust};
 use super::stats::{bootstrap_mean, mean};
 use super::verdict::{verdict, Case, Reason, SimStats, Tier};
+
+crate::words! {
+    /// When the baseline's own placebo flips: `zero` makes every verdict in
+    /// the scenario inconclusive; `fisher` only those whose arm does not
+    /// flip significantly more often than the placebo.
+    pub enum BaselineRule {
+        Zero = "zero",
+        Fisher = "fisher",
+    }
+}
+
+/// How a table's p-values are read.
+#[derive(Clone, Copy, Debug)]
+pub struct Testing {
+    pub adjust: Adjust,
+    pub rule: BaselineRule,
+    pub alpha: f64,
+}
 
 pub enum Comparator {
     /// A metric with declared bounds [lo, hi]; similarity
@@ -75,6 +94,16 @@ crate::record! {
         effect_ci_low: Option<f64>,
         /// 95 % bootstrap interval, high end
         effect_ci_high: Option<f64>,
+        /// paired test of arm against baseline: sign-flip permutation (metric) or exact sign test (outcome, on the effect metric)
+        p_value: Option<f64>,
+        /// p_value adjusted over every row of the table
+        p_adjusted: Option<f64>,
+        /// p_adjusted below alpha
+        significant: Option<bool>,
+        /// holm, bh or none
+        adjustment: Adjust,
+        /// --baseline-rule fisher: one-sided Fisher p (adjusted) that the arm flips more than the placebo
+        placebo_fisher_p: Option<f64>,
     }
 }
 
@@ -128,6 +157,7 @@ pub fn compare(
     baseline: &str,
     cmp: &Comparator,
     a: &Answers,
+    testing: &Testing,
 ) -> Result<Vec<CompareRow>, CompareError> {
     let base = d.variant(baseline).ok_or_else(|| {
         let labels: Vec<&str> = d
@@ -188,7 +218,19 @@ pub fn compare(
     let is_placebo: Vec<bool> = (0..d.variants.len())
         .map(|v| d.placebos.contains(&Some(v)))
         .collect();
-    let mut rows = Vec::new();
+    // First every comparison and its raw p-values, then the adjustment over
+    // the whole table, then the verdicts (the Fisher rule needs adjusted p).
+    struct Pending {
+        s: usize,
+        v: usize,
+        scenario: String,
+        pairs: Vec<(usize, usize)>,
+        stats: SimStats,
+        placebo: SimStats,
+        p: Option<f64>,
+        fisher: Option<f64>,
+    }
+    let mut pending = Vec::new();
     for (s, scenario) in d.scenarios.iter().enumerate() {
         let scenario = scenario.label();
         // Pairing units: a seed, at a design point when there is a design.
@@ -223,61 +265,162 @@ pub fn compare(
         };
         let placebo_sims: Vec<f64> = pair(placebo)?.iter().map(|&(r, x)| sim(x, r)).collect();
         let placebo_stats = SimStats::of(&placebo_sims, flip_below);
-        for (v, variant) in d.variants.iter().enumerate() {
-            if v == base || is_placebo[v] {
+        for (v, &placebo_arm) in is_placebo.iter().enumerate() {
+            if v == base || placebo_arm {
                 continue;
             }
             let pairs = pair(v)?;
             let sims: Vec<f64> = pairs.iter().map(|&(r, x)| sim(x, r)).collect();
             let stats = SimStats::of(&sims, flip_below);
-            let knob = d.not_applied.get(&(v, s)).copied();
-            let bound = format!("on {scenario}, by {}", cmp.name());
-            let fell_back = a.fallbacks.map_or((0, 0), |f| {
-                pairs
-                    .iter()
-                    .fold((0, 0), |(x, r), &(ri, xi)| (x + f[xi], r + f[ri]))
+            let diffs: Option<Vec<f64>> = a
+                .metric
+                .map(|(_, m)| pairs.iter().map(|&(r, x)| m[x] - m[r]).collect());
+            let p = diffs.as_ref().map(|d| match cmp {
+                Comparator::Metric { .. } => sign_flip(d, &[s as u64, v as u64]),
+                Comparator::Outcome { .. } => sign_test(d),
             });
-            let out = verdict(&Case {
-                baseline,
-                arm: &variant.label,
-                placebo: &placebo_stats,
-                stats: &stats,
-                band_gates: gates,
-                not_applied: knob,
-                fell_back,
-                bound: &bound,
-            });
-            let effect = a.metric.map(|(name, m)| {
-                let diffs: Vec<f64> = pairs.iter().map(|&(r, x)| m[x] - m[r]).collect();
-                let (lo, hi) = bootstrap_mean(&diffs, &[s as u64, v as u64]);
-                (name, mean(&diffs), lo, hi)
-            });
-            rows.push(CompareRow {
+            let fisher =
+                (testing.rule == BaselineRule::Fisher && placebo_stats.flips > 0).then(|| {
+                    fisher_greater(
+                        stats.flips as u64,
+                        stats.samples as u64,
+                        placebo_stats.flips as u64,
+                        placebo_stats.samples as u64,
+                    )
+                });
+            pending.push(Pending {
+                s,
+                v,
                 scenario: scenario.clone(),
-                arm: variant.label.clone(),
-                baseline: baseline.to_string(),
-                comparator: cmp.name().to_string(),
-                verdict: out.tier,
-                reason: out.reason,
-                claim: out.claim,
-                flips: stats.flips as u64,
-                samples: stats.samples as u64,
-                similarity_mean: stats.mean,
-                similarity_sd: stats.sd,
-                similarity_min: stats.min,
-                placebo_flips: placebo_stats.flips as u64,
-                floor: out.floor,
-                floor_gated: out.gated,
-                applied: knob.is_none() && fell_back == (0, 0),
-                not_applied_knob: knob.map(str::to_string),
-                effect_metric: effect.map(|e| e.0.to_string()),
-                effect_mean: effect.map(|e| e.1),
-                effect_ci_low: effect.map(|e| e.2),
-                effect_ci_high: effect.map(|e| e.3),
+                pairs,
+                stats,
+                placebo: placebo_stats.clone(),
+                p,
+                fisher,
             });
         }
     }
+    // Each family: the rows that have the value, adjusted together.
+    let adjusted = |get: &dyn Fn(&Pending) -> Option<f64>| -> (Vec<Option<f64>>, usize) {
+        let raw: Vec<f64> = pending.iter().filter_map(get).collect();
+        let mut adj = testing.adjust.apply(&raw).into_iter();
+        let out = pending
+            .iter()
+            .map(|q| get(q).map(|_| adj.next().expect("one per value")))
+            .collect();
+        (out, raw.len())
+    };
+    let (p_adj, family) = adjusted(&|q| q.p);
+    let (fisher_adj, fisher_family) = adjusted(&|q| q.fisher);
+    let mut rows = Vec::with_capacity(pending.len());
+    for (k, q) in pending.iter().enumerate() {
+        let (s, v) = (q.s, q.v);
+        let variant = &d.variants[v];
+        let knob = d.not_applied.get(&(v, s)).copied();
+        let bound = format!("on {}, by {}", q.scenario, cmp.name());
+        let fell_back = a.fallbacks.map_or((0, 0), |f| {
+            q.pairs
+                .iter()
+                .fold((0, 0), |(x, r), &(ri, xi)| (x + f[xi], r + f[ri]))
+        });
+        let outflipped = fisher_adj[k].is_some_and(|p| p < testing.alpha);
+        let out = verdict(&Case {
+            baseline,
+            arm: &variant.label,
+            placebo: &q.placebo,
+            stats: &q.stats,
+            band_gates: gates,
+            not_applied: knob,
+            fell_back,
+            bound: &bound,
+            placebo_outflipped: outflipped,
+        });
+        let effect = a.metric.map(|(name, m)| {
+            let diffs: Vec<f64> = q.pairs.iter().map(|&(r, x)| m[x] - m[r]).collect();
+            let (lo, hi) = bootstrap_mean(&diffs, &[s as u64, v as u64]);
+            (name, mean(&diffs), lo, hi)
+        });
+        let mut claim = out.claim;
+        if let (Some(p), Some(adj)) = (q.p, p_adj[k]) {
+            let test = match cmp {
+                Comparator::Metric { .. } => {
+                    "Sign-flip permutation test of the per-seed differences"
+                }
+                Comparator::Outcome { .. } => {
+                    "Exact sign test of the per-seed differences in the effect metric"
+                }
+            };
+            claim += &format!(
+                " {test}: p {} ({} {}).",
+                p_is(p),
+                show_p(adj),
+                testing.adjust.describe(family)
+            );
+        }
+        if let Some(f) = fisher_adj[k] {
+            claim += &format!(
+                " Baseline rule fisher: the arm's {}/{} flips against the placebo's {}/{}, one-sided Fisher p {} ({}){}.",
+                q.stats.flips,
+                q.stats.samples,
+                q.placebo.flips,
+                q.placebo.samples,
+                p_is(f),
+                testing.adjust.describe(fisher_family),
+                if outflipped { ", so the placebo's flips do not void this verdict" } else { "" }
+            );
+        }
+        rows.push(CompareRow {
+            scenario: q.scenario.clone(),
+            arm: variant.label.clone(),
+            baseline: baseline.to_string(),
+            comparator: cmp.name().to_string(),
+            verdict: out.tier,
+            reason: out.reason,
+            claim,
+            flips: q.stats.flips as u64,
+            samples: q.stats.samples as u64,
+            similarity_mean: q.stats.mean,
+            similarity_sd: q.stats.sd,
+            similarity_min: q.stats.min,
+            placebo_flips: q.placebo.flips as u64,
+            floor: out.floor,
+            floor_gated: out.gated,
+            applied: knob.is_none() && fell_back == (0, 0),
+            not_applied_knob: knob.map(str::to_string),
+            effect_metric: effect.map(|e| e.0.to_string()),
+            effect_mean: effect.map(|e| e.1),
+            effect_ci_low: effect.map(|e| e.2),
+            effect_ci_high: effect.map(|e| e.3),
+            p_value: q.p,
+            p_adjusted: p_adj[k],
+            significant: p_adj[k].map(|p| p < testing.alpha),
+            adjustment: testing.adjust,
+            placebo_fisher_p: fisher_adj[k],
+        });
+    }
     Ok(rows)
+}
+
+/// A p-value as claims print it: three decimals, or two significant
+/// digits below 0.001.
+pub fn show_p(p: f64) -> String {
+    if p < 1e-300 {
+        "< 1e-300".into()
+    } else if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// "= 0.012" or "< 1e-300", after a "p".
+fn p_is(p: f64) -> String {
+    let shown = show_p(p);
+    if shown.starts_with('<') {
+        shown
+    } else {
+        format!("= {shown}")
+    }
 }
 
 /// What `compare` is asked.
@@ -291,6 +434,7 @@ pub struct Request<'a> {
     pub flip_below: f64,
     /// `--where`: the runs compared.
     pub filter: Option<&'a str>,
+    pub testing: Testing,
 }
 
 /// The verdicts of a results folder, and the comparator they used.
@@ -306,6 +450,12 @@ pub struct Report {
 /// Reads what `compare` needs from a results folder and runs it.
 pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result<Report> {
     use crate::Error;
+    if !(req.testing.alpha > 0.0 && req.testing.alpha < 1.0) {
+        return Err(Error::Usage(format!(
+            "--alpha {}: allowed 0 < alpha < 1 (0.05 is the default)",
+            req.testing.alpha
+        )));
+    }
     if !(req.flip_below > 0.0 && req.flip_below <= 1.0) {
         return Err(Error::Usage(format!(
             "--flip-below {}: allowed 0 < x <= 1",
@@ -428,7 +578,7 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
         outcome: classes.as_deref(),
         fallbacks: fallbacks.as_deref(),
     };
-    let rows = compare(&d, req.baseline, &comparator, &answers)?;
+    let rows = compare(&d, req.baseline, &comparator, &answers, &req.testing)?;
     let base = d.variant(req.baseline).expect("compare found it");
     let placebo = match d.placebos[base] {
         Some(p) => d.variants[p].label.clone(),

@@ -8,6 +8,7 @@ pub mod curves;
 pub mod design;
 pub mod figures;
 pub mod heatmap;
+pub mod multiplicity;
 pub mod plot;
 pub mod rank;
 pub mod sensitivity;

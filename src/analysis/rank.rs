@@ -42,11 +42,23 @@ pub fn rank(
         let p = d.place(id).expect("kept runs only");
         let scenario = &d.scenarios[p.scenario];
         let variant = &d.variants[p.variant].label;
-        if scenario.is_whole() {
-            variant.clone()
-        } else {
-            format!("{variant} | {}", scenario.label())
+        // A design point is named by the values it sets.
+        let point = plan.manifest.design.as_ref().map(|design| {
+            let values = &design.points[p.point as usize];
+            let set: Vec<String> = design
+                .params
+                .iter()
+                .zip(values)
+                .map(|((_, name), v)| format!("{name}={}", v.plain()))
+                .collect();
+            format!("point {}: {}", p.point, set.join(", "))
+        });
+        let mut parts = vec![variant.clone()];
+        parts.extend(point);
+        if !scenario.is_whole() {
+            parts.push(scenario.label());
         }
+        parts.join(" | ")
     };
     let summary_columns = model.summary_columns();
     let at = |name: &str| {

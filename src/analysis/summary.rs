@@ -100,6 +100,34 @@ fn axis_position(plan: &Plan, id: ParamId, v: &Value) -> usize {
         .unwrap_or(0)
 }
 
+/// For grouping parameters a `[design]` sets: each value's place in the
+/// numeric order of the values its points take, so groups sort as numbers.
+fn design_order(
+    plan: &Plan,
+    by: &[GroupKey],
+) -> std::collections::HashMap<(ParamId, String), usize> {
+    let mut out = std::collections::HashMap::new();
+    let Some(design) = &plan.manifest.design else {
+        return out;
+    };
+    for b in by {
+        let GroupKey::Param(p) = *b else { continue };
+        let Some(k) = design.params.iter().position(|(id, _)| *id == p) else {
+            continue;
+        };
+        let mut values: Vec<&Value> = design.points.iter().map(|pt| &pt[k]).collect();
+        values.sort_by(|x, y| match (x.as_f64(), y.as_f64()) {
+            (Some(a), Some(b)) => a.total_cmp(&b),
+            _ => x.plain().cmp(&y.plain()),
+        });
+        values.dedup();
+        for (i, v) in values.iter().enumerate() {
+            out.insert((p, v.plain()), i);
+        }
+    }
+    out
+}
+
 /// The summary table: a row per group and metric. `columns[k][run_id]` is
 /// metric k's value in each run.
 pub fn summarize(
@@ -110,6 +138,7 @@ pub fn summarize(
     columns: &[Vec<Value>],
 ) -> TableData {
     let mut groups: BTreeMap<Vec<(usize, String)>, Vec<Vec<f64>>> = BTreeMap::new();
+    let design_order = design_order(plan, by);
     for id in 0..plan.total {
         let Some(place) = d.place(id) else { continue };
         let run = plan.run(id);
@@ -122,7 +151,11 @@ pub fn summarize(
                 }
                 GroupKey::Param(p) => {
                     let v = run.params.get(p);
-                    (axis_position(plan, p, v), v.plain())
+                    let at = design_order
+                        .get(&(p, v.plain()))
+                        .copied()
+                        .unwrap_or_else(|| axis_position(plan, p, v));
+                    (at, v.plain())
                 }
             })
             .collect();

@@ -84,6 +84,9 @@ pub struct Case<'a> {
     pub fell_back: (u64, u64),
     /// "on truth=false, graph=hub by peak_mistaken": the claim's bound.
     pub bound: &'a str,
+    /// Under `--baseline-rule fisher`: the arm flips significantly more
+    /// often than the placebo, so the placebo's flips do not void it.
+    pub placebo_outflipped: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -108,7 +111,7 @@ pub fn verdict(c: &Case) -> Verdict {
         gated,
         claim,
     };
-    if c.placebo.flips > 0 {
+    if c.placebo.flips > 0 && !c.placebo_outflipped {
         return done(
             Tier::Inconclusive,
             Reason::UnstableBaseline,
@@ -171,13 +174,21 @@ pub fn verdict(c: &Case) -> Verdict {
         } else {
             String::new()
         };
+        let baseline = if c.placebo.flips == 0 {
+            "while the baseline reproduced itself".to_string()
+        } else {
+            format!(
+                "while rerunning the baseline changed it on only {}/{} seeds",
+                c.placebo.flips, c.placebo.samples
+            )
+        };
         return done(
             Tier::Confirmed,
             Reason::MajorityFlip,
             c.band_gates,
             format!(
                 "Confirmed: replacing '{}' with '{}' changed the answer on {}/{} paired seeds (mean similarity {:.3} ± {:.3}{band}) \
-                 while the baseline reproduced itself; this holds {} and no further.",
+                 {baseline}; this holds {} and no further.",
                 c.baseline, c.arm, s.flips, s.samples, s.mean, s.sd, c.bound
             ),
         );
@@ -220,6 +231,7 @@ mod tests {
             not_applied: None,
             fell_back: (0, 0),
             bound: "on this scenario by this comparator",
+            placebo_outflipped: false,
         })
     }
 
@@ -309,6 +321,26 @@ mod tests {
     }
 
     #[test]
+    fn an_arm_that_outflips_the_placebo_is_judged_despite_the_placebos_flips() {
+        let p = SimStats::of(&[0.7, 1.0, 1.0, 1.0, 1.0], 0.8);
+        let a = SimStats::of(&[0.1, 0.1, 0.1, 0.1, 1.0], 0.8);
+        let case = |outflipped| Case {
+            baseline: "base",
+            arm: "arm",
+            placebo: &p,
+            stats: &a,
+            band_gates: true,
+            not_applied: None,
+            fell_back: (0, 0),
+            bound: "here",
+            placebo_outflipped: outflipped,
+        };
+        assert_eq!(verdict(&case(false)).reason, Reason::UnstableBaseline);
+        let v = verdict(&case(true));
+        assert_eq!((v.tier, v.reason), (Tier::Confirmed, Reason::MajorityFlip));
+    }
+
+    #[test]
     fn an_arm_that_did_not_take_effect_is_inconclusive_and_named() {
         let p = SimStats::of(&[1.0, 1.0, 1.0], 0.8);
         let a = SimStats::of(&[0.0, 0.0, 0.0], 0.8);
@@ -321,6 +353,7 @@ mod tests {
             not_applied: Some("allocation"),
             fell_back: (0, 0),
             bound: "here",
+            placebo_outflipped: false,
         });
         assert_eq!((v.tier, v.reason), (Tier::Inconclusive, Reason::NotApplied));
         assert!(v.claim.contains("`allocation`"));
@@ -339,6 +372,7 @@ mod tests {
             not_applied: None,
             fell_back,
             bound: "here",
+            placebo_outflipped: false,
         };
         let v = verdict(&case((7, 0)));
         assert_eq!((v.tier, v.reason), (Tier::Inconclusive, Reason::FellBack));

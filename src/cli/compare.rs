@@ -3,7 +3,10 @@
 
 use std::path::PathBuf;
 
-use crate::analysis::compare::{run as verdicts, Comparator, CompareRow, Request};
+use crate::analysis::compare::{
+    run as verdicts, BaselineRule, Comparator, CompareRow, Request, Testing,
+};
+use crate::analysis::multiplicity::Adjust;
 use crate::analysis::stats::BOOTSTRAP_RESAMPLES;
 use crate::error::{Error, Result};
 use crate::model::Registry;
@@ -34,6 +37,27 @@ pub struct CompareArgs {
     /// gain=9 is gain=9.0).
     #[arg(long = "where", value_name = "KEY=VALUE,...")]
     pub filter: Option<String>,
+    /// How the paired p-values are adjusted over the whole table: holm
+    /// (family-wise error), bh (false discovery rate) or none.
+    #[arg(long, default_value = "holm", value_parser = parse_adjust)]
+    pub adjust: Adjust,
+    /// When the baseline's placebo flips: zero (any flip makes the
+    /// scenario's verdicts inconclusive) or fisher (only for arms whose
+    /// flips are not significantly more than the placebo's, one-sided
+    /// Fisher exact test adjusted like the p-values).
+    #[arg(long, default_value = "zero", value_parser = parse_rule)]
+    pub baseline_rule: BaselineRule,
+    /// The level adjusted p-values are compared with.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+}
+
+fn parse_adjust(s: &str) -> std::result::Result<Adjust, String> {
+    Adjust::from_name(s).ok_or_else(|| format!("{s:?}: allowed holm, bh, none"))
+}
+
+fn parse_rule(s: &str) -> std::result::Result<BaselineRule, String> {
+    BaselineRule::from_name(s).ok_or_else(|| format!("{s:?}: allowed zero, fisher"))
 }
 
 pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
@@ -46,6 +70,11 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
             outcome: a.outcome.as_deref(),
             flip_below: a.flip_below,
             filter: a.filter.as_deref(),
+            testing: Testing {
+                adjust: a.adjust,
+                rule: a.baseline_rule,
+                alpha: a.alpha,
+            },
         },
     )?;
     print_table(&report.rows);
@@ -65,6 +94,14 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
         "flip_below": (!domain).then_some(a.flip_below),
         "effect": report.metric.map(|m| serde_json::json!({ "metric": m, "interval": "95% percentile bootstrap of the mean paired difference",
                     "resamples": BOOTSTRAP_RESAMPLES })),
+        "p_value": serde_json::json!({
+            "test": if domain { "exact sign test of the paired effect-metric differences (ties dropped)" }
+                    else { "two-sided sign-flip permutation test of the paired differences (exact up to 16 seeds, else 10,000 seeded patterns)" },
+            "adjustment": a.adjust.name(),
+            "family": "every row of this table",
+            "alpha": a.alpha,
+        }),
+        "baseline_rule": a.baseline_rule.name(),
         "rows": table.json_rows(),
     });
     let json = results.file("compare.json");
@@ -83,8 +120,13 @@ fn print_table(rows: &[CompareRow]) {
                 None => "(no paired effect: pass --metric to add one)".into(),
             };
             println!(
-                "  {:<28} {:<14} {:>7} {:>9} {:>8}  {effect}",
-                "arm", "verdict", "flips", "sim mean", "floor"
+                "  {:<28} {:<14} {:>7} {:>9} {:>8} {:>8}  {effect}",
+                "arm",
+                "verdict",
+                "flips",
+                "sim mean",
+                "floor",
+                format!("p {}", r.adjustment.name())
             );
             last = &r.scenario;
         }
@@ -93,8 +135,11 @@ fn print_table(rows: &[CompareRow]) {
             (Some(m), Some(lo), Some(hi)) => format!("{m:+.4} [{lo:+.4}, {hi:+.4}]"),
             _ => String::new(),
         };
+        let p = r
+            .p_adjusted
+            .map_or("-".to_string(), crate::analysis::compare::show_p);
         println!(
-            "  {:<28} {:<14} {:>3}/{:<3} {:>9.3} {:>8.3}  {effect}{applied}",
+            "  {:<28} {:<14} {:>3}/{:<3} {:>9.3} {:>8.3} {p:>8}  {effect}{applied}",
             r.arm,
             r.verdict.label(),
             r.flips,

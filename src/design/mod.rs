@@ -108,7 +108,10 @@ impl Factor {
             u * (hi - lo) + lo
         };
         if self.integer {
-            Value::Int(x.floor().min(self.to) as i64)
+            // A hair above the floor, so a grid point that lands exactly on
+            // a share's edge (Morris levels) is not rounded down by the
+            // float product's last bit.
+            Value::Int((x + 1e-9).floor().min(self.to) as i64)
         } else {
             Value::Float(x)
         }

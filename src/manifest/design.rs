@@ -121,7 +121,7 @@ pub fn design(
             seed: seed()?,
         },
         "sobol" => {
-            let base = int(&d.base, "base", 1, 1 << 24, None)?;
+            let base = int(&d.base, "base", 2, 1 << 24, None)?;
             if base.count_ones() != 1 {
                 let at = d.base.as_ref().map_or(span.clone(), |b| b.span());
                 let (lo, hi) = (
@@ -153,7 +153,7 @@ pub fn design(
                 ));
             }
             Method::Morris {
-                trajectories: int(&d.trajectories, "trajectories", 1, MAX_POINTS as i64, None)?
+                trajectories: int(&d.trajectories, "trajectories", 2, MAX_POINTS as i64, None)?
                     as usize,
                 levels: levels as usize,
                 seed: seed()?,
@@ -362,21 +362,58 @@ fn points(
     Ok(Design::list(params, out))
 }
 
+/// Why a path inside the results folder is witness's own, if it is: the
+/// copy of a points file must not collide with what `run` and the
+/// analysis verbs write there.
+fn reserved(parts: &[String]) -> Option<&'static str> {
+    const FOLDERS: &[&str] = &["parts", "plots", "policy-log", "policy-logs"];
+    const FILES: &[&str] = &[
+        "manifest.toml",
+        "summary.csv",
+        "compare.csv",
+        "rank.csv",
+        "sensitivity.csv",
+    ];
+    let first = parts[0].as_str();
+    if parts.iter().any(|p| p.starts_with('.')) {
+        Some("hidden names are witness's temporaries and staging folders")
+    } else if FOLDERS.contains(&first) {
+        Some("that folder is one witness writes in a results folder")
+    } else if parts.len() == 1
+        && (FILES.contains(&first) || first.ends_with(".parquet") || first.ends_with(".json"))
+    {
+        Some("that name is one witness writes in a results folder")
+    } else {
+        None
+    }
+}
+
 /// Reads a CSV of points beside the manifest: a header of parameter names,
 /// then one point per line, each cell written as in a manifest or bare.
 fn csv_points(cx: &Ctx, f: &Spanned<String>) -> Result<(RawPoints, Source), ManifestError> {
-    let name = f.get_ref().clone();
-    let rel = std::path::Path::new(&name);
-    let inside = rel.is_relative()
-        && rel
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
-    if !inside {
+    let written = f.get_ref().clone();
+    let rel = std::path::Path::new(&written);
+    let parts: Option<Vec<String>> = rel
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .map(|c| match c {
+            std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    let Some(parts) = parts.filter(|p| !p.is_empty() && rel.is_relative()) else {
         return Err(cx.err(
             f.span(),
-            format!("[design] file = {name:?}: give a path inside the manifest's folder (relative, no `..`), so the results folder can keep a copy"),
+            format!("[design] file = {written:?}: give a path inside the manifest's folder (relative, no `..`), so the results folder can keep a copy"),
+        ));
+    };
+    if let Some(why) = reserved(&parts) {
+        return Err(cx.err(
+            f.span(),
+            format!("[design] file = {written:?}: {why}, and the results folder keeps a copy of the points under the same name; rename it, e.g. points.csv or design/points.csv"),
         ));
     }
+    let name = parts.join("/");
     let path = cx.folder.join(rel);
     let bytes = std::fs::read(&path).map_err(|e| {
         cx.err(

@@ -417,10 +417,53 @@ fn range(
     {
         return Err(bad(&format!("unknown key `{extra}`")));
     }
+    let count = match t.get("count") {
+        None => None,
+        Some(toml::Value::Integer(n)) if (2..=10_000_000).contains(n) => Some(*n as u64),
+        Some(toml::Value::Integer(_)) => return Err(bad("`count` must be in 2 ..= 10000000")),
+        Some(_) => return Err(bad("`count` is not an integer")),
+    };
+    if t.contains_key("step") && count.is_some() {
+        return Err(bad("give `step` or `count`, not both"));
+    }
+    let too_many = || bad("more than 10,000,000 values");
+    if integer {
+        // Exact integer arithmetic: no value passes through a float.
+        let int = |name: &str| match t.get(name) {
+            Some(toml::Value::Integer(i)) => Ok(Some(i128::from(*i))),
+            Some(_) => Err(bad(&format!("`{name}` is not an integer"))),
+            None => Ok(None),
+        };
+        let need = |name: &str| int(name)?.ok_or_else(|| bad(&format!("`{name}` is missing")));
+        let (from, to) = (need("from")?, need("to")?);
+        if from > to {
+            return Err(bad("`from` is above `to`"));
+        }
+        let step = match (int("step")?, count) {
+            (Some(step), _) if step <= 0 => return Err(bad("`step` must be above 0")),
+            (Some(step), _) => step,
+            (None, None) => 1,
+            (None, Some(c)) => {
+                let gaps = i128::from(c) - 1;
+                if (to - from) % gaps != 0 || to == from {
+                    return Err(bad(&format!(
+                        "{c} evenly spaced distinct integers do not fit from {from} to {to}; choose a count minus one that divides the span"
+                    )));
+                }
+                (to - from) / gaps
+            }
+        };
+        if (to - from) / step >= 10_000_000 {
+            return Err(too_many());
+        }
+        let n = (to - from) / step;
+        return Ok((0..=n)
+            .map(|k| toml::Value::Integer((from + k * step) as i64))
+            .collect());
+    }
     let number = |name: &str| match t.get(name) {
         Some(toml::Value::Integer(i)) => Ok(Some(*i as f64)),
-        Some(toml::Value::Float(x)) if !integer && x.is_finite() => Ok(Some(*x)),
-        Some(_) if integer => Err(bad(&format!("`{name}` is not an integer"))),
+        Some(toml::Value::Float(x)) if x.is_finite() => Ok(Some(*x)),
         Some(_) => Err(bad(&format!("`{name}` is not a number"))),
         None => Ok(None),
     };
@@ -429,21 +472,13 @@ fn range(
     if from > to {
         return Err(bad("`from` is above `to`"));
     }
-    let too_many = || bad("more than 10,000,000 values");
-    let values: Vec<f64> = match (number("step")?, t.get("count")) {
-        (Some(_), Some(_)) => return Err(bad("give `step` or `count`, not both")),
-        (None, None) if integer => {
-            if to - from >= 10_000_000.0 {
-                return Err(too_many());
-            }
-            (from as i64..=to as i64).map(|i| i as f64).collect()
-        }
+    let values: Vec<f64> = match (number("step")?, count) {
         (None, None) => {
             return Err(bad(&format!(
                 "{key} takes numbers, so say how to space them: `step` or `count`"
             )))
         }
-        (Some(step), None) => {
+        (Some(step), _) => {
             if step <= 0.0 {
                 return Err(bad("`step` must be above 0"));
             }
@@ -456,23 +491,11 @@ fn range(
             let places = decimals(from).max(decimals(step));
             (0..=n as u64)
                 .map(|i| round_to(from + i as f64 * step, places))
+                .filter(|&x| x <= to)
                 .collect()
         }
-        (None, Some(c)) => {
-            let count = match c {
-                toml::Value::Integer(n) if (1..=10_000_000).contains(n) => *n as u64,
-                toml::Value::Integer(_) => return Err(bad("`count` must be in 1 ..= 10000000")),
-                _ => return Err(bad("`count` is not an integer")),
-            };
-            if count == 1 && from != to {
-                return Err(bad("`count` = 1 needs `from` = `to`"));
-            }
-            let gaps = count.saturating_sub(1).max(1) as f64;
-            if integer && (to - from) % gaps != 0.0 {
-                return Err(bad(&format!(
-                    "{count} evenly spaced integers do not fit from {from} to {to}; choose a count that divides the span"
-                )));
-            }
+        (None, Some(count)) => {
+            let gaps = (count - 1) as f64;
             (0..count)
                 .map(|i| {
                     let x = if i + 1 == count {
@@ -485,16 +508,13 @@ fn range(
                 .collect()
         }
     };
-    Ok(values
-        .into_iter()
-        .map(|x| {
-            if integer {
-                toml::Value::Integer(x as i64)
-            } else {
-                toml::Value::Float(x)
-            }
-        })
-        .collect())
+    // Rounding must not merge values or move one outside the range.
+    if values.iter().any(|&x| x < from || x > to) || values.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(bad(
+            "its values repeat or leave the range once rounded to the decimals written; use a larger step or fewer values",
+        ));
+    }
+    Ok(values.into_iter().map(toml::Value::Float).collect())
 }
 
 /// Digits after the point in a number's shortest form.

@@ -41,8 +41,14 @@ pub struct Process {
     pub timed_out: bool,
 }
 
+/// The least time a policy gets to answer `hello`.
+const HANDSHAKE_FLOOR: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Process {
-    /// Starts the process and completes the handshake within `ext.timeout`.
+    /// Starts the process and completes the handshake within `ext.timeout`,
+    /// but never less than `HANDSHAKE_FLOOR`: starting an interpreter or a
+    /// client is a one-time cost a loaded machine can stretch, and a short
+    /// per-batch timeout is not meant to refuse it.
     pub fn start(ext: &External, hello: &str, stderr: PathBuf) -> Result<Process, String> {
         let program = &ext.command[0];
         let mut child = Command::new(program)
@@ -86,7 +92,7 @@ impl Process {
             timed_out: false,
         };
         let ready = p
-            .exchange(hello, ext.timeout)
+            .exchange(hello, ext.timeout.max(HANDSHAKE_FLOOR))
             .map_err(|e| format!("`{}` did not complete the handshake: {e}", ext.shown()));
         let ready = match ready.and_then(|m| {
             protocol::ready(&m).map_err(|e| format!("`{}` answered hello badly: {e}", ext.shown()))

@@ -17,19 +17,10 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
+from checks import check, finish
 
 RESULTS = None  # set in main: the results folder
-passed, failed = 0, 0
 
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok    {name}")
-    else:
-        failed += 1
-        print(f"FAIL  {name} {detail}")
 
 
 def snippets(results):
@@ -122,8 +113,7 @@ def main():
         decided = pl.read_parquet(hive / "episodes.parquet").filter(pl.col("ending") != "converged")
         check("polars: decided is null unless converged", decided["decided"].null_count() == decided.height)
 
-    print(f"interop: {passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish("interop")
 
 
 if __name__ == "__main__":

@@ -24,9 +24,9 @@ import pandas as pd
 from SALib.analyze import morris as morris_analyze
 from SALib.analyze import sobol as sobol_analyze
 from SALib.sample import sobol as sobol_sample
+from checks import check, finish
 
 TOL = 1e-12
-passed, failed = 0, 0
 
 # Cascade parameters used as factors: (name, from, to, float?).
 FACTORS = [
@@ -44,15 +44,6 @@ FACTORS = [
     ("window", 1, 6, False),
 ]
 
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok    {name}")
-    else:
-        failed += 1
-        print(f"FAIL  {name} {detail}")
 
 
 def manifest(factors, design, fixed="", arms=""):
@@ -189,8 +180,7 @@ def main():
         sobol_points(bin_, tmp)
         sobol_indices(bin_, tmp)
         morris_indices(bin_, tmp)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish("salib")
 
 
 if __name__ == "__main__":

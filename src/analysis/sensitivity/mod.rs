@@ -127,12 +127,12 @@ pub fn run(results: &ResultsDir, req: &Request) -> crate::Result<Report> {
         (Method::Morris { .. }, None | Some(Kind::Morris)) => Kind::Morris,
         (m, asked) => {
             let asked = match asked {
-                Some(Kind::Sobol) => "sobol",
-                Some(Kind::Morris) => "morris",
-                None => "either",
+                Some(Kind::Sobol) => "--method sobol needs a [design] of that kind, and",
+                Some(Kind::Morris) => "--method morris needs a [design] of that kind, and",
+                None => "sensitivity indices need a sampled design made for them, and",
             };
             return Err(usage(format!(
-                "{dir}: --method {asked} needs a [design] of that kind, and this one is kind = {:?}; \
+                "{dir}: {asked} this one is kind = {:?}; \
                  Sobol' indices need kind = \"sobol\", Morris's need kind = \"morris\"",
                 m.name()
             )));
@@ -171,7 +171,8 @@ pub fn run(results: &ResultsDir, req: &Request) -> crate::Result<Report> {
             Value::Bool(b) => f64::from(u8::from(*b)),
             other => {
                 return Err(usage(format!(
-                    "{dir}: run {id} has {} = {other} (a failed run?); the indices need the metric at every design point",
+                    "{dir}: run {id} has {} = {other}; the indices need a number in every run (a metric that can be null, \
+                     such as a round that may never come, or a failed run, has none): choose another --metric",
                     req.metric
                 )))
             }
@@ -191,7 +192,7 @@ pub fn run(results: &ResultsDir, req: &Request) -> crate::Result<Report> {
     let d = names.len();
     let mut rows = Vec::new();
     let mut warnings = Vec::new();
-    for (g, (scenario, variant, sums)) in groups.iter().enumerate() {
+    for (scenario, variant, sums) in &groups {
         let y: Vec<f64> = sums.iter().map(|&(s, n)| s / n as f64).collect();
         let arm = places.variants[*variant].label.clone();
         let row =
@@ -208,7 +209,12 @@ pub fn run(results: &ResultsDir, req: &Request) -> crate::Result<Report> {
                     ci_high: ci.map(|c| c.1),
                 }
             };
-        let key = [g as u64];
+        // Keyed by the scenario's and arm's names, so an interval does not
+        // move when other scenarios or arms are added.
+        let key = [
+            xxhash_rust::xxh3::xxh3_64(scenario.as_bytes()),
+            xxhash_rust::xxh3::xxh3_64(arm.as_bytes()),
+        ];
         match (kind, &design.method) {
             (Kind::Sobol, &Method::Sobol { base, second_order }) => {
                 let r = indices::sobol_report(&y, d, second_order, req.resamples, &key);
