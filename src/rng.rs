@@ -1,9 +1,11 @@
 //! The draw protocol of witness-engine/1 section 2: stream keys and the only
 //! two draws a model may take. Models get randomness from nowhere else, so a
 //! run is a pure function of its parameters on any thread count.
-
-use rand_core::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
+//!
+//! The generator is Xoshiro256++ seeded through SplitMix64, written out
+//! here (a dozen lines) rather than taken from `rand_xoshiro`, so seeding
+//! a stream, which every agent-round does, inlines into the engine's loop.
+//! A test pins both the seeding and the output to `rand_xoshiro`'s.
 
 const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
@@ -28,28 +30,47 @@ pub fn extend(h: u64, part: u64) -> u64 {
 
 /// One named random stream. Deliberately exposes only `unit` and `below`:
 /// `rand`'s own sampling algorithms change between versions.
-pub struct Stream(Xoshiro256PlusPlus);
+pub struct Stream([u64; 4]);
 
 impl Stream {
+    /// `Xoshiro256PlusPlus::seed_from_u64(key)`: the state is four
+    /// SplitMix64 outputs from `key` (never all zero, since the finalizer
+    /// is a bijection of four distinct inputs).
+    #[inline]
     pub fn new(key: u64) -> Self {
-        Stream(Xoshiro256PlusPlus::seed_from_u64(key))
+        let at = |i: u64| mix(key.wrapping_add(GOLDEN_GAMMA.wrapping_mul(i)));
+        Stream([at(1), at(2), at(3), at(4)])
     }
 
     /// The stream for `key(seed, parts...)`.
+    #[inline]
     pub fn keyed(seed: u64, parts: &[u64]) -> Self {
         Self::new(key(seed, parts))
     }
 
+    /// Xoshiro256++'s next output.
+    #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        self.0.next_u64()
+        let s = &mut self.0;
+        let out = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
+        let t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = s[3].rotate_left(45);
+        out
     }
 
     /// A float in [0, 1) from the top 53 bits.
+    #[inline]
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// An integer in [0, n) by widening multiply (Lemire without rejection).
+    #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
@@ -76,6 +97,24 @@ mod tests {
     #[test]
     fn extending_a_key_equals_keying_with_the_longer_list() {
         assert_eq!(extend(key(42, &[3, 0, 1]), 7), key(42, &[3, 0, 1, 7]));
+    }
+
+    #[test]
+    fn streams_equal_rand_xoshiros_seeding_and_output() {
+        use rand_core::{Rng, SeedableRng};
+        let keys = (0..2000u64).map(|i| mix(i).wrapping_mul(i | 1)).chain([
+            0,
+            1,
+            u64::MAX,
+            GOLDEN_GAMMA.wrapping_neg(),
+        ]);
+        for k in keys {
+            let mut theirs = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(k);
+            let mut ours = Stream::new(k);
+            for _ in 0..40 {
+                assert_eq!(ours.next_u64(), theirs.next_u64(), "key {k}");
+            }
+        }
     }
 
     #[test]

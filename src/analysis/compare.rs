@@ -2,6 +2,7 @@
 //! variant, seed) and its values, the verdict and paired effect of every arm
 //! against the baseline in every scenario.
 
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 use super::design::Design;
@@ -227,6 +228,8 @@ pub fn compare(
         pairs: Vec<(usize, usize)>,
         stats: SimStats,
         placebo: SimStats,
+        /// The paired differences, for the p-value.
+        diffs: Option<Vec<f64>>,
         p: Option<f64>,
         fisher: Option<f64>,
     }
@@ -275,10 +278,6 @@ pub fn compare(
             let diffs: Option<Vec<f64>> = a
                 .metric
                 .map(|(_, m)| pairs.iter().map(|&(r, x)| m[x] - m[r]).collect());
-            let p = diffs.as_ref().map(|d| match cmp {
-                Comparator::Metric { .. } => sign_flip(d, &[s as u64, v as u64]),
-                Comparator::Outcome { .. } => sign_test(d),
-            });
             let fisher =
                 (testing.rule == BaselineRule::Fisher && placebo_stats.flips > 0).then(|| {
                     fisher_greater(
@@ -295,11 +294,21 @@ pub fn compare(
                 pairs,
                 stats,
                 placebo: placebo_stats.clone(),
-                p,
+                diffs,
+                p: None,
                 fisher,
             });
         }
     }
+    // The tests are the costly part (10,000 sign patterns of every seed):
+    // one row per task, each with its own keyed stream, so the values do
+    // not depend on the threads.
+    pending.par_iter_mut().for_each(|q| {
+        q.p = q.diffs.take().map(|d| match cmp {
+            Comparator::Metric { .. } => sign_flip(&d, &[q.s as u64, q.v as u64]),
+            Comparator::Outcome { .. } => sign_test(&d),
+        });
+    });
     // Each family: the rows that have the value, adjusted together.
     let adjusted = |get: &dyn Fn(&Pending) -> Option<f64>| -> (Vec<Option<f64>>, usize) {
         let raw: Vec<f64> = pending.iter().filter_map(get).collect();
