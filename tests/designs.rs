@@ -127,7 +127,10 @@ fn a_points_file_is_part_of_the_manifest_and_kept_with_the_results() {
         .arg(&m)
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("another manifest"));
+        .stderr(
+            predicates::str::contains("another manifest")
+                .and(predicates::str::contains("points.csv differs")),
+        );
     assert!(snapshot(&out) == before, "a refused run touched the folder");
     witness()
         .args(["run", "-q", "--force", "--out"])
@@ -145,6 +148,16 @@ fn a_points_file_is_part_of_the_manifest_and_kept_with_the_results() {
         .arg(&out)
         .assert()
         .success();
+    // A bad value is named by its line in the file.
+    std::fs::write(
+        tmp.path().join("points.csv"),
+        "gain,graph\n4.0,hub\n-6,ring\n",
+    )
+    .unwrap();
+    witness().arg("plan").arg(&m).assert().code(2).stderr(
+        predicates::str::contains("points.csv: point 2 (line 3)")
+            .and(predicates::str::contains("`gain` = -6")),
+    );
 }
 
 #[test]

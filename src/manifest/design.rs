@@ -288,12 +288,12 @@ fn list(
                         .collect()
                 })
                 .collect();
-            let design = points(cx, specs, &rows, p.span(), "points", taken)?;
+            let design = points(cx, specs, &rows, p.span(), "points", false, taken)?;
             Ok((Some(design), None))
         }
         (None, Some(f)) => {
             let (rows, source) = csv_points(cx, f)?;
-            let design = points(cx, specs, &rows, f.span(), &f.get_ref().clone(), taken)?;
+            let design = points(cx, specs, &rows, f.span(), &f.get_ref().clone(), true, taken)?;
             Ok((Some(design), Some(source)))
         }
         (Some(p), Some(_)) => Err(cx.err(
@@ -315,6 +315,7 @@ fn points(
     rows: &[Vec<(String, toml::Value)>],
     span: std::ops::Range<usize>,
     origin: &str,
+    from_file: bool,
     taken: &mut Vec<ParamId>,
 ) -> Result<Design, ManifestError> {
     let first = rows.first().ok_or_else(|| {
@@ -350,9 +351,15 @@ fn points(
         for (id, name) in &params {
             let raw = &row.iter().find(|(k, _)| k == name).expect("keys checked").1;
             let v = id.spec(specs).accept(raw).map_err(|e| {
+                // A file's points are its lines after the header.
+                let line = if from_file {
+                    format!(" (line {})", n + 2)
+                } else {
+                    String::new()
+                };
                 cx.err(
                     span.clone(),
-                    format!("[design] {origin}: point {}: {e}", n + 1),
+                    format!("[design] {origin}: point {}{line}: {e}", n + 1),
                 )
             })?;
             point.push(v);

@@ -87,7 +87,7 @@ impl Layout {
         Layout::new(&self.dir.join(format!(".staging-{}", &hash[..12])))
     }
 
-    /// Whether the folder holds `m`'s text and the files it reads.
+    /// Whether the folder holds the files `m` reads, as `m` read them.
     fn holds(&self, m: &Manifest) -> bool {
         m.sources
             .iter()
@@ -124,6 +124,19 @@ impl Layout {
         let hash = m.hash.clone();
         let work = match fs::read_to_string(self.manifest()) {
             Ok(existing) if existing == text && self.holds(m) => self.clone(),
+            Ok(existing) if existing == text && !force => {
+                let changed = m
+                    .sources
+                    .iter()
+                    .find(|s| {
+                        fs::read(self.dir.join(&s.name)).ok().as_deref() != Some(&s.bytes[..])
+                    })
+                    .expect("a source differs");
+                return Err(RunError::OtherSource {
+                    dir: self.dir.display().to_string(),
+                    file: changed.name.clone(),
+                });
+            }
             Ok(existing) if !force => {
                 return Err(RunError::OtherManifest {
                     dir: self.dir.display().to_string(),

@@ -61,6 +61,11 @@ pub enum RunError {
         theirs: String,
         ours: String,
     },
+    #[error(
+        "{dir} holds the results of another manifest: the same text, but {file} differs from the copy the folder keeps \
+         (or the copy is gone); choose another folder with --out, or pass --force to replace those results"
+    )]
+    OtherSource { dir: String, file: String },
     /// The results are not (yet) one complete, consistent set.
     #[error("{dir}: {message}")]
     Incomplete { dir: String, message: String },
