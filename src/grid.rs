@@ -174,8 +174,8 @@ impl Plan {
             decode(axis, &mut rest);
         }
         if let (Some(d), Some(k)) = (&self.manifest.design, design_point) {
-            for ((id, _), v) in d.params.iter().zip(&d.points[k as usize]) {
-                params.set(*id, v.clone());
+            for (j, (id, _)) in d.params.iter().enumerate() {
+                params.set(*id, d.value(k as usize, j));
             }
         }
         RunSpec {

@@ -155,6 +155,21 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             vec![":6:", "trajectories = 1", "2 ..= 1000000"],
         ),
         (
+            "a factor with from >= to",
+            format!("{HEAD}[design]\nkind = \"lhs\"\nsamples = 4\n[design.factors]\ngain = {{ from = 9, to = 9 }}\n"),
+            vec![":8:", "gain", "`from` must be below `to`"],
+        ),
+        (
+            "a factor the model lacks",
+            format!("{HEAD}[design]\nkind = \"lhs\"\nsamples = 4\n[design.factors]\ngrain = {{ from = 1, to = 9 }}\n"),
+            vec![":8:", "`grain`", "unknown parameter", "gain"],
+        ),
+        (
+            "a listed point with an unknown parameter",
+            format!("{HEAD}[design]\nkind = \"list\"\npoints = [{{ grain = 3.0 }}]\n"),
+            vec![":6:", "`grain`", "unknown parameter"],
+        ),
+        (
             "a missing points file",
             format!("{HEAD}[design]\nkind = \"list\"\nfile = \"nowhere.csv\"\n"),
             vec![":6:", "nowhere.csv", "cannot read"],

@@ -5,8 +5,9 @@
 
 mod common;
 
-use common::{run_ok, snapshot, witness, write_manifest};
+use common::{data_files, run_ok, snapshot, witness, write_manifest};
 use predicates::prelude::PredicateBooleanExt;
+use std::os::unix::process::ExitStatusExt;
 use witness::manifest::Manifest;
 use witness::model::Registry;
 use witness::params::Value;
@@ -148,6 +149,14 @@ fn a_points_file_is_part_of_the_manifest_and_kept_with_the_results() {
         .arg(&out)
         .assert()
         .success();
+    // A missing column is an error naming the file's line.
+    std::fs::write(tmp.path().join("points.csv"), "gain,graph\n4.0,hub\n5.0\n").unwrap();
+    witness()
+        .arg("plan")
+        .arg(&m)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("points.csv").and(predicates::str::contains("line 3")));
     // A bad value is named by its line in the file.
     std::fs::write(
         tmp.path().join("points.csv"),
@@ -266,4 +275,66 @@ fn sensitivity_names_the_fix_for_a_wrong_method_or_axis() {
         "{csv}"
     );
     assert_eq!(csv.lines().count(), 1 + 2 * 3, "{csv}");
+}
+
+#[test]
+fn every_design_kind_gives_the_same_bytes_on_any_threads_shards_and_after_a_kill() {
+    let kinds = [
+        "kind = \"list\"\npoints = [{ gain = 3.0, check_delay = 1 }, { gain = 9.0, check_delay = 4 }]",
+        "kind = \"lhs\"\nsamples = 6\nseed = 4\n[design.factors]\ngain = { from = 1.0, to = 9.0 }\ncheck_delay = { from = 0, to = 5 }",
+        "kind = \"sobol\"\nbase = 4\n[design.factors]\ngain = { from = 1.0, to = 9.0, log = true }\ncheck_delay = { from = 0, to = 5 }",
+        "kind = \"morris\"\ntrajectories = 3\n[design.factors]\ngain = { from = 1.0, to = 9.0 }\ncheck_delay = { from = 0, to = 5 }",
+    ];
+    for design in kinds {
+        let tmp = tempfile::tempdir().unwrap();
+        let text = format!(
+            "[experiment]\nname = \"k\"\nmodel = \"witness\"\nchunk_runs = 5\n[fixed]\npopulation = 30\nrounds = 8\n\
+             [grid]\nseed = [1, 2]\n[design]\n{design}\n\
+             [[arm]]\nname = \"e\"\npolicy = \"endorsement\"\n[[arm]]\nname = \"s\"\npolicy = \"source_aware\"\n"
+        );
+        let m = write_manifest(tmp.path(), "k.toml", &text);
+        let run = |dir: &std::path::Path, extra: &[&str]| {
+            witness()
+                .args(["run", "-q"])
+                .args(extra)
+                .arg("--out")
+                .arg(dir)
+                .arg(&m)
+                .assert()
+                .success();
+        };
+        let one = tmp.path().join("one");
+        run(&one, &["--threads", "1"]);
+        let two = tmp.path().join("two");
+        run(&two, &["--threads", "2"]);
+        let sharded = tmp.path().join("sharded");
+        for k in ["0/3", "1/3", "2/3"] {
+            run(&sharded, &["--shard", k]);
+        }
+        witness()
+            .args(["merge", "-q"])
+            .arg(&sharded)
+            .assert()
+            .success();
+        // Killed (SIGKILL) after the third crash point, then resumed.
+        let killed = tmp.path().join("killed");
+        let out = witness()
+            .args(["run", "-q", "--out"])
+            .arg(&killed)
+            .arg(&m)
+            .env("WITNESS_CRASH_AFTER", "3")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.signal(), Some(9), "{design}: not killed");
+        run(&killed, &[]);
+        let want = data_files(&one);
+        assert!(!want.is_empty());
+        for other in [&two, &sharded, &killed] {
+            assert!(
+                data_files(other) == want,
+                "{design}: {} differs",
+                other.display()
+            );
+        }
+    }
 }

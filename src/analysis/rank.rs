@@ -44,11 +44,11 @@ pub fn rank(
         let variant = &d.variants[p.variant].label;
         // A design point is named by the values it sets.
         let point = plan.manifest.design.as_ref().map(|design| {
-            let values = &design.points[p.point as usize];
+            let values = design.point(p.point as usize);
             let set: Vec<String> = design
                 .params
                 .iter()
-                .zip(values)
+                .zip(&values)
                 .map(|((_, name), v)| format!("{name}={}", v.plain()))
                 .collect();
             format!("point {}: {}", p.point, set.join(", "))

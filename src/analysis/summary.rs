@@ -115,7 +115,7 @@ fn design_order(
         let Some(k) = design.params.iter().position(|(id, _)| *id == p) else {
             continue;
         };
-        let mut values: Vec<&Value> = design.points.iter().map(|pt| &pt[k]).collect();
+        let mut values: Vec<Value> = (0..design.len()).map(|i| design.value(i, k)).collect();
         values.sort_by(|x, y| match (x.as_f64(), y.as_f64()) {
             (Some(a), Some(b)) => a.total_cmp(&b),
             _ => x.plain().cmp(&y.plain()),

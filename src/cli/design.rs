@@ -42,9 +42,9 @@ pub fn design(a: &DesignArgs, registry: &Registry) -> Result<u8> {
     for k in 0..d.len() {
         let mut row = vec![k.to_string()];
         if a.unit {
-            row.extend(d.unit[k].iter().map(|u| format!("{u:?}")));
+            row.extend(d.unit_row(k).iter().map(|u| format!("{u:?}")));
         } else {
-            row.extend(d.points[k].iter().map(|v| v.plain()));
+            row.extend(d.point(k).iter().map(|v| v.plain()));
         }
         w.write_record(&row).map_err(csv_err)?;
     }

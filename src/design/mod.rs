@@ -44,17 +44,18 @@ impl Method {
         }
     }
 
-    /// The points in the unit cube over `d` factors (none for a list).
-    pub fn unit_points(&self, d: usize) -> Vec<Vec<f64>> {
+    /// The points in the unit cube over `d` factors, row after row (none
+    /// for a list).
+    pub fn unit_points(&self, d: usize) -> Vec<f64> {
         match *self {
             Method::List => Vec::new(),
-            Method::Lhs { samples, seed } => lhs::points(samples, d, seed),
+            Method::Lhs { samples, seed } => lhs::points(samples, d, seed).concat(),
             Method::Sobol { base, second_order } => sobol::saltelli(base, d, second_order),
             Method::Morris {
                 trajectories,
                 levels,
                 seed,
-            } => morris::points(trajectories, d, levels, seed),
+            } => morris::points(trajectories, d, levels, seed).concat(),
         }
     }
 
@@ -138,6 +139,8 @@ impl Factor {
 }
 
 /// A manifest's design: the parameters its points set and the points.
+/// Sampled points are kept as unit-cube coordinates only (8 bytes a
+/// factor), and a point's values are computed when a run asks for them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Design {
     pub method: Method,
@@ -145,26 +148,22 @@ pub struct Design {
     pub params: Vec<(ParamId, &'static str)>,
     /// For sampled designs, the factor of each parameter.
     pub factors: Vec<Factor>,
-    /// For sampled designs, the points in the unit cube (what the
-    /// sensitivity analysis reads).
-    pub unit: Vec<Vec<f64>>,
-    pub points: Vec<Vec<Value>>,
+    /// For sampled designs, the points in the unit cube, row after row
+    /// (what the sensitivity analysis reads).
+    pub unit: Vec<f64>,
+    /// For listed designs, the points as written.
+    listed: Vec<Vec<Value>>,
 }
 
 impl Design {
     /// A sampled design over `factors`.
     pub fn sampled(method: Method, factors: Vec<Factor>) -> Design {
-        let unit = method.unit_points(factors.len());
-        let points = unit
-            .iter()
-            .map(|u| factors.iter().zip(u).map(|(f, &x)| f.value(x)).collect())
-            .collect();
         Design {
+            unit: method.unit_points(factors.len()),
             method,
             params: factors.iter().map(|f| (f.id, f.name)).collect(),
             factors,
-            unit,
-            points,
+            listed: Vec::new(),
         }
     }
 
@@ -175,16 +174,38 @@ impl Design {
             params,
             factors: Vec::new(),
             unit: Vec::new(),
-            points,
+            listed: points,
         }
     }
 
     pub fn len(&self) -> usize {
-        self.points.len()
+        match self.method {
+            Method::List => self.listed.len(),
+            _ => self.unit.len() / self.factors.len().max(1),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.points.is_empty()
+        self.len() == 0
+    }
+
+    /// Point `k` in the unit cube (empty for a listed design).
+    pub fn unit_row(&self, k: usize) -> &[f64] {
+        let d = self.factors.len();
+        self.unit.get(k * d..(k + 1) * d).unwrap_or(&[])
+    }
+
+    /// The value point `k` gives parameter `j` (in `params` order).
+    pub fn value(&self, k: usize, j: usize) -> Value {
+        match self.method {
+            Method::List => self.listed[k][j].clone(),
+            _ => self.factors[j].value(self.unit_row(k)[j]),
+        }
+    }
+
+    /// Every value point `k` sets, in `params` order.
+    pub fn point(&self, k: usize) -> Vec<Value> {
+        (0..self.params.len()).map(|j| self.value(k, j)).collect()
     }
 
     /// Lines `plan` prints about the design.
@@ -296,7 +317,7 @@ mod tests {
                 seed: 2,
             },
         ] {
-            assert_eq!(m.size(3), Some(m.unit_points(3).len() as u128), "{m:?}");
+            assert_eq!(m.size(3), Some(m.unit_points(3).len() as u128 / 3), "{m:?}");
         }
     }
 }

@@ -97,27 +97,48 @@ pub fn role(offset: usize, d: usize, second_order: bool) -> Role {
     }
 }
 
-/// Saltelli's points in the unit cube: `base` samples of A and B (the two
-/// halves of a 2d-dimensional Sobol' point), each followed by its cross
-/// rows.
-pub fn saltelli(base: usize, d: usize, second_order: bool) -> Vec<Vec<f64>> {
-    let sequence = points(base, 2 * d);
+/// Saltelli's points in the unit cube, row after row (`d` values each):
+/// `base` samples of A and B (the two halves of a 2d-dimensional Sobol'
+/// point), each followed by its cross rows. Flat, so ten million points
+/// are one allocation.
+pub fn saltelli(base: usize, d: usize, second_order: bool) -> Vec<f64> {
+    let dims = 2 * d;
+    assert!(
+        dims <= MAX_DIMS,
+        "{dims} Sobol' dimensions; at most {MAX_DIMS}"
+    );
+    let v: Vec<[u32; BITS]> = (0..dims).map(directions).collect();
+    let scale = 1.0 / (1u64 << BITS) as f64;
     let per = rows_per_sample(d, second_order);
-    let mut out = Vec::with_capacity(base * per);
-    for p in &sequence {
-        let (a, b) = p.split_at(d);
-        for offset in 0..per {
-            let row: Vec<f64> = (0..d)
-                .map(|j| match role(offset, d, second_order) {
-                    Role::A => a[j],
-                    Role::B => b[j],
-                    Role::AB(i) if i == j => b[j],
-                    Role::AB(_) => a[j],
-                    Role::BA(i) if i == j => a[j],
-                    Role::BA(_) => b[j],
-                })
-                .collect();
-            out.push(row);
+    let mut out = vec![0.0; base * per * d];
+    let mut x = vec![0u32; dims];
+    let mut ab = vec![0.0; dims];
+    for (i, rows) in out.chunks_exact_mut(per * d).enumerate() {
+        if i > 0 {
+            // The same Gray-code step as `points`.
+            let c = (i - 1).trailing_ones() as usize;
+            for (xd, vd) in x.iter_mut().zip(&v) {
+                *xd ^= vd[c.min(BITS - 1)];
+            }
+        }
+        for (o, &q) in ab.iter_mut().zip(&x) {
+            *o = f64::from(q) * scale;
+        }
+        let (a, b) = ab.split_at(d);
+        // Rows in the order `role` gives: A, each AB_k, each BA_k, B.
+        for (offset, row) in rows.chunks_exact_mut(d).enumerate() {
+            match role(offset, d, second_order) {
+                Role::A => row.copy_from_slice(a),
+                Role::B => row.copy_from_slice(b),
+                Role::AB(k) => {
+                    row.copy_from_slice(a);
+                    row[k] = b[k];
+                }
+                Role::BA(k) => {
+                    row.copy_from_slice(b);
+                    row[k] = a[k];
+                }
+            }
         }
     }
     out
@@ -153,9 +174,21 @@ mod tests {
     }
 
     #[test]
+    fn saltelli_rows_are_built_from_the_sequences_points() {
+        let (base, d) = (37, 3);
+        let flat = saltelli(base, d, true);
+        let seq = points(base, 2 * d);
+        for (i, sample) in flat.chunks(rows_per_sample(d, true) * d).enumerate() {
+            assert_eq!(&sample[..d], &seq[i][..d]);
+            assert_eq!(&sample[sample.len() - d..], &seq[i][d..]);
+        }
+    }
+
+    #[test]
     fn saltelli_rows_cross_a_and_b_in_salibs_order() {
         let d = 2;
-        let rows = saltelli(2, d, true);
+        let flat = saltelli(2, d, true);
+        let rows: Vec<&[f64]> = flat.chunks(d).collect();
         assert_eq!(rows.len(), 2 * rows_per_sample(d, true));
         let base = points(2, 2 * d);
         let (a, b) = base[1].split_at(d);

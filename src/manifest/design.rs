@@ -40,7 +40,7 @@ pub struct Source {
 }
 
 /// The most points a design may have.
-const MAX_POINTS: u128 = 1_000_000;
+const MAX_POINTS: u128 = 10_000_000;
 
 const KINDS: &str = "\"grid\", \"list\", \"lhs\", \"sobol\", \"morris\"";
 

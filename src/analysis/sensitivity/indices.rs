@@ -230,11 +230,13 @@ pub struct Morris {
 }
 
 /// Elementary effects, `ee[factor][trajectory]`, from the unit-cube points
-/// `x` and outputs `y` of trajectories of d + 1 points each.
-pub fn elementary_effects(x: &[Vec<f64>], y: &[f64], d: usize, levels: usize) -> Vec<Vec<f64>> {
+/// `x` (row after row, `d` values each) and outputs `y` of trajectories of
+/// d + 1 points each.
+pub fn elementary_effects(x: &[f64], y: &[f64], d: usize, levels: usize) -> Vec<Vec<f64>> {
     let delta = levels as f64 / (2.0 * (levels as f64 - 1.0));
     let mut ee = vec![Vec::new(); d];
-    for (xs, ys) in x.chunks(d + 1).zip(y.chunks(d + 1)) {
+    let rows: Vec<&[f64]> = x.chunks(d).collect();
+    for (xs, ys) in rows.chunks(d + 1).zip(y.chunks(d + 1)) {
         for t in 0..d {
             let j = (0..d)
                 .find(|&j| xs[t + 1][j] != xs[t][j])
@@ -251,7 +253,7 @@ pub fn elementary_effects(x: &[Vec<f64>], y: &[f64], d: usize, levels: usize) ->
 }
 
 pub fn morris(
-    x: &[Vec<f64>],
+    x: &[f64],
     y: &[f64],
     d: usize,
     levels: usize,
@@ -303,7 +305,7 @@ mod tests {
         // y = x0 + 2 x1 on uniform inputs: variances 1/12 and 4/12, so
         // S = 0.2 and 0.8, no interaction.
         let x = saltelli(1 << 12, 2, true);
-        let y: Vec<f64> = x.iter().map(|p| p[0] + 2.0 * p[1]).collect();
+        let y: Vec<f64> = x.chunks(2).map(|p| p[0] + 2.0 * p[1]).collect();
         let s = sobol(&y, 2, true);
         for (got, want) in s.s1.iter().zip([0.2, 0.8]) {
             assert!((got - want).abs() < 0.01, "{s:?}");
@@ -323,9 +325,9 @@ mod tests {
 
     #[test]
     fn morris_effects_of_a_linear_function_are_its_slopes() {
-        let x = mpoints::points(10, 3, 4, 1);
-        let y: Vec<f64> = x.iter().map(|p| 3.0 * p[0] - 2.0 * p[1]).collect();
-        let m = morris(&x, &y, 3, 4, 100, &[0]);
+        let rows = mpoints::points(10, 3, 4, 1);
+        let y: Vec<f64> = rows.iter().map(|p| 3.0 * p[0] - 2.0 * p[1]).collect();
+        let m = morris(&rows.concat(), &y, 3, 4, 100, &[0]);
         for (got, want) in m.mu.iter().zip([3.0, -2.0, 0.0]) {
             assert!((got - want).abs() < 1e-9, "{m:?}");
         }
