@@ -42,6 +42,18 @@ fn directions(d: usize) -> [u32; BITS] {
     v
 }
 
+/// Moves `x` from point i - 1 to point i (the origin stays for i = 0): in
+/// Gray-code order the next point flips the direction of i - 1's lowest
+/// zero bit.
+fn gray_step(x: &mut [u32], v: &[[u32; BITS]], i: usize) {
+    if i > 0 {
+        let c = (i - 1).trailing_ones() as usize;
+        for (xd, vd) in x.iter_mut().zip(v) {
+            *xd ^= vd[c.min(BITS - 1)];
+        }
+    }
+}
+
 /// The first `n` points of the `dims`-dimensional sequence, the origin
 /// first. Panics past `MAX_DIMS` (the manifest refuses such designs).
 pub fn points(n: usize, dims: usize) -> Vec<Vec<f64>> {
@@ -54,14 +66,7 @@ pub fn points(n: usize, dims: usize) -> Vec<Vec<f64>> {
     let mut x = vec![0u32; dims];
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        if i > 0 {
-            // Gray code: the point after i - 1 flips the direction of
-            // i - 1's lowest zero bit.
-            let c = (i - 1).trailing_ones() as usize;
-            for (xd, vd) in x.iter_mut().zip(&v) {
-                *xd ^= vd[c.min(BITS - 1)];
-            }
-        }
+        gray_step(&mut x, &v, i);
         out.push(x.iter().map(|&q| f64::from(q) * scale).collect());
     }
     out
@@ -114,13 +119,7 @@ pub fn saltelli(base: usize, d: usize, second_order: bool) -> Vec<f64> {
     let mut x = vec![0u32; dims];
     let mut ab = vec![0.0; dims];
     for (i, rows) in out.chunks_exact_mut(per * d).enumerate() {
-        if i > 0 {
-            // The same Gray-code step as `points`.
-            let c = (i - 1).trailing_ones() as usize;
-            for (xd, vd) in x.iter_mut().zip(&v) {
-                *xd ^= vd[c.min(BITS - 1)];
-            }
-        }
+        gray_step(&mut x, &v, i);
         for (o, &q) in ab.iter_mut().zip(&x) {
             *o = f64::from(q) * scale;
         }

@@ -87,21 +87,24 @@ impl Layout {
         Layout::new(&self.dir.join(format!(".staging-{}", &hash[..12])))
     }
 
-    /// Whether the folder holds the files `m` reads, as `m` read them.
-    fn holds(&self, m: &Manifest) -> bool {
-        m.sources
-            .iter()
-            .all(|s| fs::read(self.dir.join(&s.name)).ok().as_deref() == Some(&s.bytes[..]))
+    /// The first file `m` reads whose copy here is missing or differs.
+    fn changed_source<'m>(&self, m: &'m Manifest) -> Option<&'m crate::manifest::Source> {
+        m.sources.iter().find(|s| !self.has_copy(s))
+    }
+
+    /// Whether the folder holds `s` as the manifest read it.
+    fn has_copy(&self, s: &crate::manifest::Source) -> bool {
+        fs::read(self.dir.join(&s.name)).ok().as_deref() == Some(&s.bytes[..])
     }
 
     /// Writes the files the manifest reads beside `manifest.toml`, so the
     /// folder can be re-read on its own.
     fn write_sources(&self, m: &Manifest) -> Result<(), RunError> {
         for s in &m.sources {
-            let path = self.dir.join(&s.name);
-            if fs::read(&path).ok().as_deref() == Some(&s.bytes[..]) {
+            if self.has_copy(s) {
                 continue;
             }
+            let path = self.dir.join(&s.name);
             if let Some(parent) = path.parent() {
                 fs::create_dir_all(parent).map_err(|e| RunError::io(parent, e))?;
             }
@@ -123,20 +126,21 @@ impl Layout {
         fs::create_dir_all(&self.dir).map_err(|e| RunError::io(&self.dir, e))?;
         let hash = m.hash.clone();
         let work = match fs::read_to_string(self.manifest()) {
-            Ok(existing) if existing == text && self.holds(m) => self.clone(),
-            Ok(existing) if existing == text && !force => {
-                let changed = m
-                    .sources
-                    .iter()
-                    .find(|s| {
-                        fs::read(self.dir.join(&s.name)).ok().as_deref() != Some(&s.bytes[..])
+            Ok(existing) if existing == text => match self.changed_source(m) {
+                None => self.clone(),
+                Some(changed) if !force => {
+                    return Err(RunError::OtherSource {
+                        dir: self.dir.display().to_string(),
+                        file: changed.name.clone(),
                     })
-                    .expect("a source differs");
-                return Err(RunError::OtherSource {
-                    dir: self.dir.display().to_string(),
-                    file: changed.name.clone(),
-                });
-            }
+                }
+                Some(_) if sharded => {
+                    return Err(RunError::ForceSharded {
+                        dir: self.dir.display().to_string(),
+                    })
+                }
+                Some(_) => self.staging(&hash),
+            },
             Ok(existing) if !force => {
                 return Err(RunError::OtherManifest {
                     dir: self.dir.display().to_string(),
