@@ -9,14 +9,22 @@ use rayon::prelude::*;
 use crate::manifest::{Axis, Manifest};
 use crate::model::DynModel;
 use crate::params::{ParamError, ParamSet, Resolved, Value};
+use crate::search::schedule::Geometry;
+use crate::search::Schedule;
 
 /// An experiment's runs in order. Owns its manifest, so a results folder
-/// can hold both.
+/// can hold both. A raced plan holds the runs of the rungs scheduled so
+/// far (its `total` grows as rungs are decided); every other plan is its
+/// full grid.
+#[derive(Clone)]
 pub struct Plan {
     pub manifest: Manifest,
     /// Runs of each arm (its axes times the common axes).
     arm_sizes: Vec<u64>,
     pub total: u64,
+    /// The full grid's size.
+    grid_total: u64,
+    schedule: Option<Schedule>,
 }
 
 /// What checking a whole plan found.
@@ -46,6 +54,8 @@ pub struct RunSpec {
     /// The index of the run's design point, when the manifest has a
     /// `[design]` other than the grid.
     pub design_point: Option<u64>,
+    /// The rung of a raced plan the run belongs to.
+    pub rung: Option<u32>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +100,28 @@ impl PlanError {
     }
 }
 
+/// Where a raced plan's candidates (each arm's own axis points) sit in the
+/// full grid; a search has no design, so each holds the common axes.
+fn geometry(m: &Manifest, arm_sizes: &[u64], resource: usize) -> Geometry {
+    let per_candidate: u64 = m.common.iter().map(|a| a.values.len() as u64).product();
+    let stride: u64 = m.common[resource + 1..]
+        .iter()
+        .map(|a| a.values.len() as u64)
+        .product();
+    let mut starts = Vec::new();
+    let mut offset = 0;
+    for &n in arm_sizes {
+        starts.extend((0..n / per_candidate).map(|p| offset + p * per_candidate));
+        offset += n;
+    }
+    Geometry {
+        starts,
+        per_candidate,
+        stride,
+        values: m.common[resource].values.len() as u64,
+    }
+}
+
 /// The number of points of some axes, exactly, or `None` past u128.
 fn size(axes: &[Axis]) -> Option<u128> {
     axes.iter()
@@ -111,11 +143,20 @@ impl Plan {
             .and_then(|sizes| sizes.iter().try_fold(0u128, |t, &n| t.checked_add(n)));
         let fits = |n: u128| u64::try_from(n).ok();
         match (exact, total.and_then(fits)) {
-            (Some(sizes), Some(total)) => Ok(Plan {
-                manifest,
-                arm_sizes: sizes.into_iter().map(|n| n as u64).collect(),
-                total,
-            }),
+            (Some(sizes), Some(total)) => {
+                let arm_sizes: Vec<u64> = sizes.into_iter().map(|n| n as u64).collect();
+                let schedule = manifest.search.clone().map(|search| {
+                    let geometry = geometry(&manifest, &arm_sizes, search.resource);
+                    Schedule::new(search, geometry, manifest.chunk_runs as u64)
+                });
+                Ok(Plan {
+                    total: schedule.as_ref().map_or(total, Schedule::len),
+                    grid_total: total,
+                    schedule,
+                    arm_sizes,
+                    manifest,
+                })
+            }
             _ => Err(PlanError::Unnumberable {
                 file: manifest.file.clone(),
                 size: total.map_or("more than 2^128".into(), |t| t.to_string()),
@@ -138,12 +179,75 @@ impl Plan {
         Ok(())
     }
 
+    /// The full grid's size (a raced plan runs part of it).
+    pub fn grid_total(&self) -> u64 {
+        self.grid_total
+    }
+
+    /// The race of a manifest with `[search]`.
+    pub fn schedule(&self) -> Option<&Schedule> {
+        self.schedule.as_ref()
+    }
+
+    /// Records the metric of the undecided rung's runs and schedules the
+    /// next rung, if one is due (see `Schedule::record`).
+    pub fn record_rung(&mut self, metric: &[f64]) {
+        let s = self.schedule.as_mut().expect("a raced plan");
+        s.record(metric);
+        self.total = s.len();
+    }
+
+    pub fn chunk_count(&self) -> u64 {
+        match &self.schedule {
+            Some(s) => s.chunk_count(),
+            None => self.total.div_ceil(self.manifest.chunk_runs as u64),
+        }
+    }
+
+    /// The runs of a chunk: fixed blocks of `chunk_runs`, which in a raced
+    /// plan start again at each rung.
+    pub fn chunk_runs(&self, chunk: u64) -> std::ops::Range<u64> {
+        match &self.schedule {
+            Some(s) => s.chunk_runs(chunk),
+            None => {
+                let k = self.manifest.chunk_runs as u64;
+                chunk * k..((chunk + 1) * k).min(self.total)
+            }
+        }
+    }
+
+    /// The chunk that holds a run.
+    pub fn chunk_of(&self, run_id: u64) -> u64 {
+        match &self.schedule {
+            Some(s) => s.chunk_of(run_id),
+            None => run_id / self.manifest.chunk_runs as u64,
+        }
+    }
+
+    /// Whether every run of the plan is known (a race is decided to its end).
+    pub fn finished(&self) -> bool {
+        self.schedule.as_ref().is_none_or(Schedule::finished)
+    }
+
     pub fn run(&self, run_id: u64) -> RunSpec {
         assert!(
             run_id < self.total,
             "run {run_id} outside a plan of {}",
             self.total
         );
+        match &self.schedule {
+            None => self.grid_run(run_id),
+            Some(s) => RunSpec {
+                run_id,
+                rung: Some(s.rung_of(run_id) as u32),
+                ..self.grid_run(s.grid_id(run_id))
+            },
+        }
+    }
+
+    /// The run at a point of the full grid, numbered by that point.
+    pub fn grid_run(&self, grid_id: u64) -> RunSpec {
+        let run_id = grid_id;
         let (mut arm, mut rest) = (0, run_id);
         while rest >= self.arm_sizes[arm] {
             rest -= self.arm_sizes[arm];
@@ -183,6 +287,7 @@ impl Plan {
             arm,
             params,
             design_point,
+            rung: None,
         }
     }
 
@@ -209,8 +314,9 @@ impl Plan {
     pub fn validate(&self) -> Result<Validation, PlanError> {
         let model = self.model();
         let m = &self.manifest;
+        // Every point of the full grid: a race may reach any of them.
         let k = m.chunk_runs as u64;
-        let chunks = self.total.div_ceil(k);
+        let chunks = self.grid_total.div_ceil(k);
         let arms = m.arms.len();
         // Bytes a buffered row of each wanted detail table, and of `runs`.
         let row_bytes = |columns: usize| 24 + 40 * (columns as u64 + 1);
@@ -227,8 +333,8 @@ impl Plan {
         let per_chunk = |c: u64| -> Result<(Vec<ParamSet>, u64), PlanError> {
             let mut never = vec![ParamSet::ALL; arms];
             let (mut rows, mut working) = (0u64, 0u64);
-            for id in c * k..((c + 1) * k).min(self.total) {
-                let run = self.run(id);
+            for id in c * k..((c + 1) * k).min(self.grid_total) {
+                let run = self.grid_run(id);
                 let checked = model
                     .checked(&run.params)
                     .map_err(|e| self.invalid(&run, e))?;

@@ -6,8 +6,9 @@
 //!   (parameters in, records out) and the registry of models;
 //! - `cascade`, `hive`, `trustsim`, `trust`: the models and the trust-v1
 //!   scorer, pure;
-//! - `manifest`, `design`, `grid`: experiments declared, their sampled
-//!   designs, and their expansion into runs, pure;
+//! - `manifest`, `design`, `grid`, `search`: experiments declared, their
+//!   sampled designs, their expansion into runs, and races that stop
+//!   candidates early, pure;
 //! - `policy`: external agents deciding for a model (witness-policy/1);
 //! - `runner`: execution, parts, resume, shards, merge, verify;
 //! - `store`: every file format (Parquet, CSV, JSON, charts);
@@ -32,6 +33,7 @@ pub mod policy;
 pub mod results;
 pub mod rng;
 pub mod runner;
+pub mod search;
 pub mod store;
 pub mod trust;
 pub mod trustsim;

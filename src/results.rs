@@ -49,6 +49,15 @@ impl ResultsDir {
             });
         }
         let plan = layout.read_plan(registry)?;
+        if !plan.finished() {
+            return Err(ResultsError::Run(RunError::Incomplete {
+                dir: dir.display().to_string(),
+                message:
+                    "the race of its [search] is not finished; rerun `witness run` to resume it, \
+                          or `witness merge` the shards"
+                        .into(),
+            }));
+        }
         Ok(ResultsDir { layout, plan })
     }
 

@@ -8,6 +8,8 @@ use common::{run_ok, snapshot, witness, write_manifest, SMALL};
 use predicates::prelude::PredicateBooleanExt;
 
 const HEAD: &str = "[experiment]\nname = \"small\"\nmodel = \"witness\"\n";
+/// Three seeds, then the `[search]` header (line 6).
+const SEARCH: &str = "[grid]\nseed = [1, 2, 3]\n[search]\n";
 
 /// (what is wrong, manifest text, pieces the message must contain)
 fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
@@ -103,6 +105,41 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             "a factor range outside its parameter",
             format!("{HEAD}[design]\nkind = \"lhs\"\nsamples = 4\n[design.factors]\ncommunication = {{ from = 0.5, to = 2 }}\n"),
             vec![":8:", "communication", "out of range", "0.0 ..= 1.0"],
+        ),
+        (
+            "an unknown search method",
+            format!("{HEAD}{SEARCH}method = \"anneal\"\nmetric = \"peak_mistaken\"\nmaximize = false\nresource = \"seed\"\n"),
+            vec![":7:", "method = \"anneal\"", "\"race\", \"halving\""],
+        ),
+        (
+            "a search metric that is not a summary column",
+            format!("{HEAD}{SEARCH}method = \"race\"\nmetric = \"peak\"\nmaximize = false\nresource = \"seed\"\n"),
+            vec![":8:", "metric = \"peak\"", "numeric summary column", "peak_mistaken"],
+        ),
+        (
+            "a search resource that is not a grid axis",
+            format!("{HEAD}{SEARCH}method = \"race\"\nmetric = \"peak_mistaken\"\nmaximize = false\nresource = \"gain\"\n"),
+            vec![":10:", "resource = \"gain\"", "not a [grid] axis", "seed"],
+        ),
+        (
+            "a search max beyond the resource axis",
+            format!("{HEAD}{SEARCH}method = \"race\"\nmetric = \"peak_mistaken\"\nmaximize = false\nresource = \"seed\"\nmax = 5\n"),
+            vec![":11:", "max = 5", "has 3 values", "1 ..= 3"],
+        ),
+        (
+            "alpha for halving",
+            format!("{HEAD}{SEARCH}method = \"halving\"\nmetric = \"peak_mistaken\"\nmaximize = false\nresource = \"seed\"\nalpha = 0.1\n"),
+            vec![":11:", "alpha", "tests nothing", "method = \"race\""],
+        ),
+        (
+            "a search without its direction",
+            format!("{HEAD}{SEARCH}method = \"race\"\nmetric = \"peak_mistaken\"\nresource = \"seed\"\n"),
+            vec![":6:", "missing field `maximize`"],
+        ),
+        (
+            "a search with a design",
+            format!("{HEAD}[design]\nkind = \"list\"\npoints = [{{ gain = 3.0 }}]\n{SEARCH}method = \"race\"\nmetric = \"peak_mistaken\"\nmaximize = false\nresource = \"seed\"\n"),
+            vec![":9:", "[search] with a [design]", "remove the [design]"],
         ),
         (
             "a log factor from zero",

@@ -11,6 +11,7 @@ mod plot;
 mod progress;
 mod rank;
 mod run;
+mod search;
 mod sensitivity;
 mod set;
 mod shards;
@@ -125,6 +126,16 @@ pub enum Command {
         #[arg(long = "where", value_name = "KEY=VALUE,...")]
         filter: Option<String>,
     },
+    /// What a [search] race decided: survivors, the rung and test that
+    /// removed each other candidate, runs spent against the full grid;
+    /// writes DIR/search.csv and .json.
+    Search {
+        /// The results folder of a manifest with [search].
+        dir: PathBuf,
+        /// How many candidates to print (search.csv holds all).
+        #[arg(long, default_value_t = 12)]
+        top: usize,
+    },
     /// Charts as SVG and PNG in DIR/plots: trajectories per scenario and a
     /// heatmap of a summary metric over two grid axes.
     Plot(plot::PlotArgs),
@@ -180,6 +191,7 @@ pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
             grid_order,
             filter,
         } => rank::rank(&dir, top, grid_order, filter.as_deref(), registry),
+        Command::Search { dir, top } => search::search(&dir, top, registry),
         Command::Plot(a) => plot::plot(&a, registry),
         Command::Trust(t) => trust::run(t),
     }

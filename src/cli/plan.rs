@@ -8,7 +8,7 @@ use crate::grid::{Plan, Validation};
 use crate::model::Registry;
 use crate::params::Value;
 use crate::policy::Policies;
-use crate::runner::{chunk_count, estimate::estimate};
+use crate::runner::estimate::estimate;
 
 /// A scratch folder that removes itself.
 struct Scratch(std::path::PathBuf);
@@ -202,13 +202,37 @@ pub fn plan(
     }
     let common: u64 = m.common.iter().map(|a| a.values.len() as u64).product();
     println!(
-        "runs       {} ({} arm(s), {} common grid points each)",
-        plan.total,
+        "runs       {}{} ({} arm(s), {} common grid points each)",
+        if m.search.is_some() { "at most " } else { "" },
+        plan.grid_total(),
         m.arms.len(),
         common
     );
     for a in &m.common {
         println!("axis       {} = {}", a.name, summarize_values(&a.values));
+    }
+    if let (Some(s), Some(schedule)) = (&m.search, plan.schedule()) {
+        let budgets: Vec<String> = s.budgets().iter().map(usize::to_string).collect();
+        let test = match s.method {
+            crate::search::Method::Race => format!(
+                "a candidate leaves when a paired t-test against the best rejects at alpha = {} (Holm)",
+                s.alpha
+            ),
+            crate::search::Method::Halving => format!("the best 1/{} go on after each rung", s.eta),
+        };
+        println!(
+            "search     {} over {} candidates by {} ({} is better), adding `{}` values: {} in all by rung",
+            s.method.name(),
+            schedule.candidates(),
+            s.metric,
+            if s.maximize { "higher" } else { "lower" },
+            m.common[s.resource].name,
+            budgets.join(", ")
+        );
+        println!(
+            "           {test}, keeping at least {}; rung 0 runs {} (the estimate below is for the full grid)",
+            s.keep_at_least, plan.total
+        );
     }
     if let Some(d) = &m.design {
         for (k, line) in d.describe().iter().enumerate() {
@@ -239,9 +263,14 @@ pub fn plan(
         );
     }
     println!(
-        "chunks     {} of up to {} runs",
-        chunk_count(&plan),
-        m.chunk_runs
+        "chunks     {} of up to {} runs{}",
+        plan.chunk_count(),
+        m.chunk_runs,
+        if m.search.is_some() {
+            " in rung 0 (each rung starts a chunk)"
+        } else {
+            ""
+        }
     );
     println!("{}", estimate(&plan, probe.as_ref()));
     describe_policies(&plan, probe.as_ref());

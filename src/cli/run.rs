@@ -111,6 +111,17 @@ pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
         rate.on(p);
         match p {
             Progress::Resumed(n) | Progress::Ran(n) => bar.inc(n),
+            Progress::Planned(n) => bar.set_length(n),
+            Progress::Waiting(n) if !a.quiet => {
+                let says = format!(
+                    "waiting for {n} chunk(s) of other shards to finish this rung of the race"
+                );
+                match bar.is_hidden() {
+                    true => eprintln!("{says}"),
+                    false => bar.println(says),
+                }
+            }
+            Progress::Waiting(_) => {}
         }
     })?;
     bar.finish_and_clear();

@@ -380,6 +380,7 @@ fn reserved(parts: &[String]) -> Option<&'static str> {
         "compare.csv",
         "rank.csv",
         "sensitivity.csv",
+        "search.csv",
     ];
     let first = parts[0].as_str();
     if parts.iter().any(|p| p.starts_with('.')) {

@@ -5,6 +5,7 @@
 
 mod design;
 mod raw;
+mod search;
 
 pub use design::Source;
 
@@ -64,6 +65,9 @@ pub struct Manifest {
     pub design: Option<crate::design::Design>,
     /// Files the manifest reads (a design's CSV): part of `hash`.
     pub sources: Vec<Source>,
+    /// A race or successive halving over the arms' candidates; `None`
+    /// runs the whole grid.
+    pub search: Option<crate::search::Search>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -189,6 +193,17 @@ impl Manifest {
             None => (None, None),
         };
         let sources: Vec<Source> = source.into_iter().collect();
+        let search = match (&raw.search, &design) {
+            (None, _) => None,
+            (Some(s), Some(_)) => {
+                return Err(cx.err(
+                    s.span(),
+                    "[search] with a [design]: a search races the arms' own grid axes over a [grid] axis; \
+                     remove the [design], or run it without [search]",
+                ))
+            }
+            (Some(s), None) => Some(search::search(&cx, model, &common, s)?),
+        };
         let mut arms: Vec<Arm> = Vec::new();
         for a in &raw.arm {
             let arm = arm(&cx, specs, a.get_ref(), &taken)?;
@@ -264,6 +279,7 @@ impl Manifest {
             shown,
             design,
             sources,
+            search,
         })
     }
 }

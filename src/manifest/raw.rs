@@ -19,6 +19,7 @@ pub struct RawManifest {
     #[serde(default)]
     pub output: Ordered,
     pub design: Option<Spanned<super::design::RawDesign>>,
+    pub search: Option<Spanned<super::search::RawSearch>>,
 }
 
 #[derive(Debug, Deserialize)]

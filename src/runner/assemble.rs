@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::chunk::{self, chunk_count, chunk_runs};
+use super::chunk;
 use super::layout::Layout;
 use super::tables::{metadata, tables, Table};
 use super::RunError;
@@ -35,7 +35,7 @@ impl From<RunError> for Assembly {
 /// The chunks whose part of some table is missing, unreadable or not
 /// this chunk's.
 fn damaged_chunks(plan: &Plan, layout: &Layout, tables: &[Table]) -> Vec<u64> {
-    (0..chunk_count(plan))
+    (0..plan.chunk_count())
         .filter(|&c| {
             tables.iter().any(|t| {
                 let m = parquet::metadata(&layout.part(t.name, c))
@@ -57,7 +57,7 @@ pub fn assemble(
     layout: &Layout,
     tables: &[Table],
 ) -> Result<Vec<(u64, String)>, Assembly> {
-    let chunks = chunk_count(plan);
+    let chunks = plan.chunk_count();
     let mut failures = Vec::new();
     let per_block = block_chunks(chunks);
     let mut sealed = Vec::new();
@@ -280,7 +280,7 @@ pub fn merge(dir: &Path, registry: &Registry) -> Result<Vec<(u64, String)>, RunE
         remove_parts(&layout)?;
         return failures_in(&layout.table("runs"));
     }
-    let missing: Vec<u64> = (0..chunk_count(&plan))
+    let missing: Vec<u64> = (0..plan.chunk_count())
         .filter(|&c| !tables.iter().all(|t| layout.part(t.name, c).exists()))
         .collect();
     if !missing.is_empty() {
@@ -318,7 +318,7 @@ fn incomplete(plan: &Plan, dir: &Path, chunks: &[u64], what: &str, fix: &str) ->
         .iter()
         .take(10)
         .map(|&c| {
-            let r = chunk_runs(plan, c);
+            let r = plan.chunk_runs(c);
             format!("chunk {c} (runs {}..{})", r.start, r.end)
         })
         .collect();
@@ -327,7 +327,7 @@ fn incomplete(plan: &Plan, dir: &Path, chunks: &[u64], what: &str, fix: &str) ->
         message: format!(
             "{} of {} chunks are {what}, e.g. {}; {fix}",
             chunks.len(),
-            chunk_count(plan),
+            plan.chunk_count(),
             ranges.join(", ")
         ),
     }

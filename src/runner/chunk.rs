@@ -1,5 +1,6 @@
 //! Chunks: the unit of parallel work, of resume and of shards. Chunk c
-//! holds runs [c k, (c+1) k); a finished chunk is one part file per table,
+//! holds runs [c k, (c+1) k) (`Plan::chunk_runs`; shards take chunks
+//! round-robin); a finished chunk is one part file per table,
 //! each recording the manifest, the chunk and a digest of its rows, and the
 //! `runs` part, written last, marks the chunk done.
 
@@ -11,16 +12,6 @@ use crate::model::Row;
 use crate::policy::Policies;
 use crate::store::digest::RowDigest;
 use crate::store::{parquet, FileMeta};
-
-/// Chunk c holds runs [c k, (c+1) k); shards take chunks round-robin.
-pub fn chunk_runs(plan: &Plan, chunk: u64) -> std::ops::Range<u64> {
-    let k = plan.manifest.chunk_runs as u64;
-    chunk * k..((chunk + 1) * k).min(plan.total)
-}
-
-pub fn chunk_count(plan: &Plan) -> u64 {
-    plan.total.div_ceil(plan.manifest.chunk_runs as u64)
-}
 
 /// A chunk is done when its `runs` part exists and says it is this
 /// manifest's chunk. (Assembly checks every part in full.)
@@ -39,7 +30,7 @@ pub fn belongs(m: &FileMeta, plan: &Plan, table: &str, chunk: u64) -> bool {
     m.manifest_sha256 == plan.manifest.hash
         && m.table == table
         && m.chunk == Some(chunk)
-        && m.runs_total == plan.total
+        && m.runs_total == plan.grid_total()
         && m.digest.is_some()
 }
 
@@ -63,11 +54,18 @@ pub fn run(
     let mut logs = policies.chunk(chunk).map_err(|e| RunError::Policy {
         message: format!("the record log cannot be read: {e}"),
     })?;
-    for id in chunk_runs(plan, chunk) {
+    for id in plan.chunk_runs(chunk) {
         if interrupted() {
             return Ok(None);
         }
-        let failed = run_into(plan, tables, id, &mut rows, policies, Some(&mut logs));
+        let failed = run_into(
+            plan,
+            tables,
+            &plan.run(id),
+            &mut rows,
+            policies,
+            Some(&mut logs),
+        );
         if let Some(why) = policies.stopped() {
             // The run was cut short; answers had so far are in the log.
             return stopped(why);
@@ -85,6 +83,8 @@ pub fn run(
         let mut digest = RowDigest::new();
         rows.iter().for_each(|r| digest.add_row(r));
         let meta = FileMeta {
+            // The full grid's size: a raced plan grows, its parts stay.
+            runs_total: plan.grid_total(),
             chunk: Some(chunk),
             shard: Some((shard.index, shard.count)),
             rows: Some(digest.rows()),

@@ -46,7 +46,8 @@ fn human_secs(s: f64) -> String {
 /// scratch folder) when their runs are to be timed too, else those runs
 /// are left out of the timing.
 pub fn estimate(plan: &Plan, probe: Option<&Policies>) -> String {
-    let external = |id: u64| plan.manifest.arms[plan.run(id).arm].external.is_some();
+    // Timed on points of the full grid (a race runs part of it).
+    let external = |id: u64| plan.manifest.arms[plan.grid_run(id).arm].external.is_some();
     let mut ids: Vec<u64> = plan
         .arm_ranges()
         .iter()
@@ -55,8 +56,9 @@ pub fn estimate(plan: &Plan, probe: Option<&Policies>) -> String {
         .take(SAMPLES)
         .collect();
     ids.extend(
-        (1..=SPREAD)
-            .map(|k| (u128::from(k) * u128::from(plan.total) / u128::from(SPREAD + 1)) as u64),
+        (1..=SPREAD).map(|k| {
+            (u128::from(k) * u128::from(plan.grid_total()) / u128::from(SPREAD + 1)) as u64
+        }),
     );
     ids.sort_unstable();
     ids.dedup();
@@ -73,7 +75,7 @@ pub fn estimate(plan: &Plan, probe: Option<&Policies>) -> String {
         run_into(
             plan,
             &tables,
-            id,
+            &plan.grid_run(id),
             &mut rows,
             probe.unwrap_or(&none),
             logs.as_mut(),
@@ -119,7 +121,7 @@ pub fn estimate(plan: &Plan, probe: Option<&Policies>) -> String {
     let mut total = 0.0;
     for (table, rows) in tables.iter().zip(&rows) {
         let bytes: usize = rows.iter().flatten().map(cell_bytes).sum();
-        let scale = plan.total as f64 / ids.len().max(1) as f64;
+        let scale = plan.grid_total() as f64 / ids.len().max(1) as f64;
         total += bytes as f64 * scale;
         lines.push(format!(
             "output     {}.parquet: ~{:.0} rows, at most ~{} before compression",

@@ -14,7 +14,16 @@ use crate::store::{atomic, seal};
 
 /// Files the analysis verbs write beside the results; a replaced result
 /// set takes them along, since they describe the old results.
-const ANALYSIS_FILES: &[&str] = &["compare.csv", "compare.json", "summary.csv", "rank.csv"];
+const ANALYSIS_FILES: &[&str] = &[
+    "compare.csv",
+    "compare.json",
+    "summary.csv",
+    "rank.csv",
+    "sensitivity.csv",
+    "sensitivity.json",
+    "search.csv",
+    "search.json",
+];
 const ANALYSIS_DIRS: &[&str] = &["plots"];
 /// The record logs of external arms and their processes' stderr: part of
 /// the results, replaced with them.
@@ -52,9 +61,12 @@ impl Layout {
         )?)
     }
 
-    /// The plan of the manifest a results folder was written from.
+    /// The plan of the manifest a results folder was written from; a
+    /// raced plan holds the rungs the folder's runs decide.
     pub fn read_plan(&self, registry: &Registry) -> Result<Plan, RunError> {
-        Ok(Plan::new(self.read_manifest(registry)?)?)
+        let mut plan = Plan::new(self.read_manifest(registry)?)?;
+        super::race::grow(&mut plan, self)?;
+        Ok(plan)
     }
 
     pub fn table(&self, name: &str) -> PathBuf {

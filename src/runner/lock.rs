@@ -166,6 +166,18 @@ pub fn acquire(dir: &Path, shard: Shard, wait: bool) -> Result<ShardLock, RunErr
     }
 }
 
+/// Whether a live process (or one on another host that touched the lock
+/// within `ABANDONED`) holds `shard`'s lock in `dir`.
+pub fn held(dir: &Path, shard: Shard) -> bool {
+    let path = path(dir, shard);
+    match read(&path) {
+        Some(h) if h.host == hostname() => alive(&h),
+        Some(_) => !untouched(&path),
+        // Being written this instant, or not there.
+        None => path.exists(),
+    }
+}
+
 fn read(path: &Path) -> Option<Holder> {
     serde_json::from_slice(&fs::read(path).ok()?).ok()
 }

@@ -10,6 +10,7 @@ mod chunk;
 pub mod estimate;
 pub mod layout;
 pub mod lock;
+mod race;
 pub mod shard;
 pub mod shards;
 pub mod tables;
@@ -21,7 +22,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use assemble::{assemble, remove_parts, Assembly};
 pub use assemble::{failures_in, is_complete, merge};
-pub use chunk::{chunk_count, chunk_runs};
 use layout::Layout;
 use tables::{tables, Table};
 
@@ -148,7 +148,7 @@ pub fn policies(plan: &Plan, dir: &Path, source: &Source) -> Policies {
         .map(|(arm, runs)| {
             let ext = arm.external.as_ref()?;
             let point = model
-                .checked(&plan.run(runs.clone().next()?).params)
+                .checked(&plan.grid_run(runs.clone().next()?).params)
                 .ok()?
                 .decision?;
             Some(ArmPolicy::new(
@@ -171,6 +171,10 @@ pub enum Progress {
     Resumed(u64),
     /// Runs executed by this one.
     Ran(u64),
+    /// The plan now holds this many runs (a race scheduled a rung).
+    Planned(u64),
+    /// A shard of a race waits for this many chunks of other shards.
+    Waiting(u64),
 }
 
 /// Set by the CLI's Ctrl-C handler: no new chunk starts, chunks in flight
@@ -222,21 +226,19 @@ pub fn execute(
     if shard.count == 1 {
         work.remove_temporaries();
     }
+    // A raced plan resumes at the first rung the folder cannot decide.
+    let mut plan = plan.clone();
+    race::grow(&mut plan, &work)?;
+    progress(Progress::Planned(plan.total));
     let mut report = Report {
-        chunks: chunk_count(plan),
         replaced: work.is_staging(),
         ..Report::default()
     };
-    let mine: Vec<u64> = (0..report.chunks)
-        .filter(|c| c % shard.count == shard.index)
-        .collect();
-    report.runs_in_shard = mine
-        .iter()
-        .map(|&c| chunk_runs(plan, c).count() as u64)
-        .sum();
-    if shard.count == 1 && is_complete(plan, &work, &tables)? {
+    if shard.count == 1 && is_complete(&plan, &work, &tables)? {
         report.already_complete = true;
+        report.chunks = plan.chunk_count();
         report.chunks_done = report.chunks;
+        report.runs_in_shard = plan.total;
         remove_parts(&work)?;
         report.failures = failures_in(&work.table("runs"))?;
         if work.is_staging() {
@@ -244,19 +246,16 @@ pub fn execute(
         }
         return Ok(report);
     }
-    let policies = policies(plan, &work.dir, &opts.policy);
-    let result = run_chunks(
-        plan,
-        &target,
-        &work,
-        &tables,
-        &mine,
+    let policies = policies(&plan, &work.dir, &opts.policy);
+    let job = Job {
+        target: &target,
+        work: &work,
+        tables: &tables,
         shard,
-        opts,
-        &policies,
+        policies: &policies,
         progress,
-        &mut report,
-    );
+    };
+    let result = job.run(&mut plan, opts, &mut report);
     policies.shutdown();
     report.policies = policies
         .arms()
@@ -270,85 +269,194 @@ pub fn execute(
     Ok(report)
 }
 
-/// Runs the chunks of this shard not yet done, and assembles the results
-/// when they are all there.
-#[allow(clippy::too_many_arguments)]
-fn run_chunks(
-    plan: &Plan,
-    target: &Layout,
-    work: &Layout,
-    tables: &[Table],
-    mine: &[u64],
+/// What a run into a folder works with.
+struct Job<'a> {
+    target: &'a Layout,
+    work: &'a Layout,
+    tables: &'a [Table],
     shard: Shard,
-    opts: &Options,
-    policies: &Policies,
-    progress: &(dyn Fn(Progress) + Sync),
-    report: &mut Report,
-) -> Result<(), RunError> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.threads.unwrap_or(0))
-        .build()
-        .map_err(|e| RunError::Pool {
-            threads: opts.threads.unwrap_or(0),
-            message: e.to_string(),
-        })?;
-    // A second pass reruns chunks whose parts assembly found damaged.
-    for pass in 0..2 {
-        let mut todo = Vec::new();
-        for &c in mine {
-            if chunk::done(work, plan, c) {
-                if pass == 0 {
+    policies: &'a Policies,
+    progress: &'a (dyn Fn(Progress) + Sync),
+}
+
+impl Job<'_> {
+    fn mine(&self, c: u64) -> bool {
+        c % self.shard.count == self.shard.index
+    }
+
+    /// Runs the chunks of this shard not yet done, rung by rung for a
+    /// raced plan, and assembles the results when they are all there.
+    fn run(&self, plan: &mut Plan, opts: &Options, report: &mut Report) -> Result<(), RunError> {
+        let threads = opts.threads.unwrap_or(0);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| RunError::Pool {
+                threads,
+                message: e.to_string(),
+            })?;
+        let mut seen = 0;
+        loop {
+            report.chunks = plan.chunk_count();
+            let mut todo = Vec::new();
+            for c in (seen..plan.chunk_count()).filter(|&c| self.mine(c)) {
+                if chunk::done(self.work, plan, c) {
                     report.chunks_resumed += 1;
-                    progress(Progress::Resumed(chunk_runs(plan, c).count() as u64));
+                    (self.progress)(Progress::Resumed(plan.chunk_runs(c).count() as u64));
+                } else {
+                    todo.push(c);
                 }
-            } else {
-                todo.push(c);
+            }
+            seen = plan.chunk_count();
+            if !self.chunks(&pool, plan, &todo, report)? {
+                return Ok(());
+            }
+            if plan.schedule().is_none_or(|s| s.finished()) {
+                break;
+            }
+            if self.shard.count > 1 && !self.wait_for_rung(&pool, plan, report)? {
+                return Ok(());
+            }
+            let decided = plan.schedule().map(|s| s.decisions.len());
+            race::grow(plan, self.work)?;
+            if plan.schedule().map(|s| s.decisions.len()) == decided {
+                return Err(RunError::Incomplete {
+                    dir: self.work.dir.display().to_string(),
+                    message: "a rung's runs are saved but cannot be read back to decide the race"
+                        .into(),
+                });
+            }
+            (self.progress)(Progress::Planned(plan.total));
+        }
+        let mine: Vec<u64> = (0..report.chunks).filter(|&c| self.mine(c)).collect();
+        report.runs_in_shard = mine
+            .iter()
+            .map(|&c| plan.chunk_runs(c).count() as u64)
+            .sum();
+        if self.shard.count > 1 {
+            return Ok(());
+        }
+        // A second pass reruns chunks whose parts assembly found damaged.
+        for pass in 0..2 {
+            match assemble(plan, self.work, self.tables) {
+                Ok(failures) => {
+                    report.failures = failures;
+                    report.assembled = true;
+                    break;
+                }
+                Err(Assembly::Damaged(chunks)) if pass == 0 => {
+                    for &c in &chunks {
+                        chunk::remove(self.work, self.tables, c)?;
+                    }
+                    report.redone.extend(&chunks);
+                    if !self.chunks(&pool, plan, &chunks, report)? {
+                        return Ok(());
+                    }
+                }
+                Err(Assembly::Damaged(chunks)) => {
+                    return Err(RunError::Incomplete {
+                        dir: self.work.dir.display().to_string(),
+                        message: format!(
+                            "chunks {chunks:?} were damaged again after being run again"
+                        ),
+                    })
+                }
+                Err(Assembly::Failed(e)) => return Err(e),
             }
         }
+        if self.work.is_staging() {
+            self.target
+                .promote(self.work, &table_names(self.tables), &plan.manifest.sources)?;
+        }
+        Ok(())
+    }
+
+    /// Runs `todo` over the pool; false when Ctrl-C stopped it.
+    fn chunks(
+        &self,
+        pool: &rayon::ThreadPool,
+        plan: &Plan,
+        todo: &[u64],
+        report: &mut Report,
+    ) -> Result<bool, RunError> {
         let executed: Vec<Option<Vec<(u64, String)>>> = pool.install(|| {
             todo.par_iter()
-                .map(|&c| chunk::run(plan, work, tables, c, shard, policies, progress))
+                .map(|&c| {
+                    chunk::run(
+                        plan,
+                        self.work,
+                        self.tables,
+                        c,
+                        self.shard,
+                        self.policies,
+                        self.progress,
+                    )
+                })
                 .collect::<Result<_, _>>()
         })?;
         for (&c, ran) in todo.iter().zip(&executed) {
             if ran.is_some() {
-                report.runs_executed += chunk_runs(plan, c).count() as u64;
+                report.runs_executed += plan.chunk_runs(c).count() as u64;
             }
         }
-        report.chunks_done = mine.iter().filter(|&&c| chunk::done(work, plan, c)).count() as u64;
+        report.chunks_done = (0..plan.chunk_count())
+            .filter(|&c| self.mine(c) && chunk::done(self.work, plan, c))
+            .count() as u64;
         if executed.iter().any(Option::is_none) || interrupted() {
             report.interrupted = true;
-            return Ok(());
+            return Ok(false);
         }
-        if shard.count > 1 {
-            report.failures = executed.into_iter().flatten().flatten().collect();
-            return Ok(());
+        if self.shard.count > 1 {
+            report
+                .failures
+                .extend(executed.into_iter().flatten().flatten());
         }
-        match assemble(plan, work, tables) {
-            Ok(failures) => {
-                report.failures = failures;
-                report.assembled = true;
-                break;
+        Ok(true)
+    }
+
+    /// A shard of a raced plan waits for the other shards' chunks of the
+    /// rung, and runs those of shards no process is running (so shards run
+    /// one after another never wait on each other). False on Ctrl-C.
+    fn wait_for_rung(
+        &self,
+        pool: &rayon::ThreadPool,
+        plan: &Plan,
+        report: &mut Report,
+    ) -> Result<bool, RunError> {
+        let mut said = false;
+        loop {
+            let missing: Vec<u64> = (0..plan.chunk_count())
+                .filter(|&c| !chunk::done(self.work, plan, c))
+                .collect();
+            if missing.is_empty() {
+                return Ok(true);
             }
-            Err(Assembly::Damaged(chunks)) if pass == 0 => {
-                for &c in &chunks {
-                    chunk::remove(work, tables, c)?;
+            let owner = |c: u64| Shard {
+                index: c % self.shard.count,
+                count: self.shard.count,
+            };
+            let free: Vec<u64> = missing
+                .iter()
+                .copied()
+                .filter(|&c| !lock::held(&self.target.dir, owner(c)))
+                .collect();
+            if !free.is_empty() {
+                if !self.chunks(pool, plan, &free, report)? {
+                    return Ok(false);
                 }
-                report.redone.extend(chunks);
+                continue;
             }
-            Err(Assembly::Damaged(chunks)) => {
-                return Err(RunError::Incomplete {
-                    dir: work.dir.display().to_string(),
-                    message: format!("chunks {chunks:?} were damaged again after being run again"),
-                })
+            if !said {
+                (self.progress)(Progress::Waiting(missing.len() as u64));
+                said = true;
             }
-            Err(Assembly::Failed(e)) => return Err(e),
+            if interrupted() {
+                report.interrupted = true;
+                return Ok(false);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
         }
     }
-    if work.is_staging() {
-        target.promote(work, &table_names(tables), &plan.manifest.sources)?;
-    }
-    Ok(())
 }
 
 fn table_names(tables: &[Table]) -> Vec<&str> {

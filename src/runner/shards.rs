@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::chunk::{chunk_count, done};
+use super::chunk::done;
 use super::layout::Layout;
 use super::tables::tables;
 use super::{is_complete, RunError};
@@ -66,7 +66,7 @@ pub fn status(dir: &Path, count: Option<u64>, registry: &Registry) -> Result<Sta
         }
     };
     let merged = is_complete(&plan, &layout, &tables(&plan.manifest))?;
-    let chunks = chunk_count(&plan);
+    let chunks = plan.chunk_count();
     let shards = (0..count)
         .map(|k| {
             let mine: Vec<u64> = (k..chunks).step_by(count as usize).collect();

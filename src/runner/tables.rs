@@ -45,6 +45,12 @@ const DESIGN_POINT: Column = Column::new(
     false,
     "the run's point of the manifest's [design], from 0 in the design's order",
 );
+const RUNG: Column = Column::new(
+    "rung",
+    ColType::Int,
+    false,
+    "the rung of the manifest's [search] that ran the run, from 0",
+);
 const FAILED: Column = Column::new(
     "failed",
     ColType::Bool,
@@ -77,6 +83,9 @@ pub fn runs_columns(manifest: &Manifest) -> Vec<Column> {
     let mut columns = vec![RUN_ID, RUN_KEY, ARM];
     if manifest.design.is_some() {
         columns.push(DESIGN_POINT);
+    }
+    if manifest.search.is_some() {
+        columns.push(RUNG);
     }
     columns.extend(shown(manifest).map(|(_, spec)| param_column(spec)));
     if manifest.has_external() {
@@ -157,6 +166,9 @@ pub fn run_row(plan: &Plan, spec: &RunSpec, out: &RunOutput, usage: &Usage) -> R
     ];
     if let Some(k) = spec.design_point {
         row.push(Value::Int(k as i64));
+    }
+    if let Some(k) = spec.rung {
+        row.push(Value::Int(i64::from(k)));
     }
     row.extend(shown(&plan.manifest).map(|(i, _)| spec.params.values[i].1.clone()));
     row.extend(out.summary.iter().cloned());
@@ -250,17 +262,17 @@ pub fn params_json(p: &crate::params::Resolved) -> serde_json::Value {
 pub fn run_into(
     plan: &Plan,
     tables: &[Table],
-    id: u64,
+    spec: &RunSpec,
     rows: &mut [Vec<Row>],
     policies: &Policies,
     logs: Option<&mut ChunkLogs>,
 ) -> Option<String> {
-    let spec = plan.run(id);
+    let id = spec.run_id;
     let Done {
         mut out,
         usage,
         mut calls,
-    } = run_one(plan, &spec, policies, logs);
+    } = run_one(plan, spec, policies, logs);
     for (buffer, table) in rows.iter_mut().zip(tables) {
         match table.model_table {
             Some(k) => {
@@ -272,7 +284,7 @@ pub fn run_into(
                 buffer.extend(detail_rows(id, detail));
             }
             None if table.calls => buffer.extend(detail_rows(id, std::mem::take(&mut calls))),
-            None => buffer.push(run_row(plan, &spec, &out, &usage)),
+            None => buffer.push(run_row(plan, spec, &out, &usage)),
         }
     }
     match (out.violation, out.failure) {

@@ -13,7 +13,6 @@ use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::path::Path;
 
-use super::chunk::chunk_count;
 use super::layout::Layout;
 use super::tables::{run_one, run_row, tables, Table};
 use super::RunError;
@@ -319,9 +318,14 @@ pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyR
             &mut report.problems,
         )?);
     }
-    let chunk = plan.manifest.chunk_runs as u64;
-    let block_runs = block_chunks(chunk_count(&plan)) * chunk;
-    let window = block_runs * (WINDOW / block_runs).max(1);
+    let chunks = plan.chunk_count();
+    let per_block = block_chunks(chunks);
+    let blocks = chunks.div_ceil(per_block);
+    // Whole blocks at a time, about WINDOW runs.
+    let window = (WINDOW / (per_block * plan.manifest.chunk_runs as u64)).max(1);
+    let runs_of = |cs: &std::ops::Range<u64>| {
+        plan.chunk_runs(cs.start).start..plan.chunk_runs(cs.end - 1).end
+    };
     let sampled = |id: u64| match replay {
         Replay::All => true,
         Replay::Sample(0) => false,
@@ -337,9 +341,11 @@ pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyR
         }
     };
     let mut listed = vec![0usize; tables.len()];
-    let mut start = 0;
-    while start < plan.total {
-        let end = (start + window).min(plan.total);
+    let mut b0 = 0;
+    while b0 < blocks {
+        let b1 = (b0 + window).min(blocks);
+        let span = b0 * per_block..(b1 * per_block).min(chunks);
+        let std::ops::Range { start, end } = runs_of(&span);
         let rows: Vec<Vec<StoredRow>> = streams
             .iter_mut()
             .map(|s| s.take_below(end))
@@ -370,26 +376,23 @@ pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyR
                 let Some(sealed) = seal.table(table.name) else {
                     continue;
                 };
-                let first = start / chunk;
-                let mut digests: Vec<RowDigest> = (first..end.div_ceil(chunk))
-                    .map(|_| RowDigest::new())
-                    .collect();
-                for r in rows {
-                    digests[(r.id / chunk - first) as usize]
+                let mut digests: Vec<RowDigest> = span.clone().map(|_| RowDigest::new()).collect();
+                for r in rows.iter().filter(|r| r.id >= start) {
+                    digests[(plan.chunk_of(r.id) - span.start) as usize]
                         .add_row_after(&Value::Int(r.id as i64), &r.values);
                 }
                 let digests: Vec<String> = digests.into_iter().map(RowDigest::finish).collect();
-                let per_block = (block_runs / chunk) as usize;
-                for (k, block) in digests.chunks(per_block).enumerate() {
-                    let b = start + k as u64 * block_runs;
-                    let block_end = (b + block_runs).min(plan.total);
+                for (k, block) in digests.chunks(per_block as usize).enumerate() {
+                    let b = b0 + k as u64;
+                    let cs = b * per_block..((b + 1) * per_block).min(chunks);
+                    let runs = runs_of(&cs);
                     let got = combine(block.iter().map(String::as_str));
-                    if sealed.blocks.get((b / block_runs) as usize) != Some(&got) {
+                    if sealed.blocks.get(b as usize) != Some(&got) {
                         report.problems.push(format!(
-                            "{}: the rows of runs {b}..{block_end} are not the ones written (their digest differs from the seal)",
-                            streams[t].path
+                            "{}: the rows of runs {}..{} are not the ones written (their digest differs from the seal)",
+                            streams[t].path, runs.start, runs.end
                         ));
-                        for id in b..block_end {
+                        for id in runs {
                             suspect[(id - start) as usize] = true;
                         }
                     }
@@ -399,10 +402,11 @@ pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyR
         let paths = streams_paths(&streams);
         // Chunk by chunk, so an external arm's record log is read once per
         // chunk and only a few chunks' logs are held at a time.
-        let checked: Vec<(bool, bool, Vec<String>)> = (start / chunk..end.div_ceil(chunk))
+        let checked: Vec<(bool, bool, Vec<String>)> = span
+            .clone()
             .into_par_iter()
             .flat_map_iter(|c| {
-                let runs = c * chunk..((c + 1) * chunk).min(end);
+                let runs = plan.chunk_runs(c);
                 let replays = |id: u64| {
                     let suspect = suspect[(id - start) as usize];
                     (sampled(id) || suspect).then_some(suspect)
@@ -442,7 +446,7 @@ pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyR
         for s in &mut streams {
             report.problems.append(&mut s.problems);
         }
-        start = end;
+        b0 = b1;
     }
     for (t, n) in listed.iter().enumerate().filter(|(_, n)| **n > MAX_LISTED) {
         report.problems.push(format!(

@@ -1,0 +1,176 @@
+"""Checks witness's p-values against statsmodels and scipy, independent
+implementations. Run by .ci/run:
+
+- `compare --adjust holm` and `--adjust bh`: the adjusted p-values in
+  compare.csv equal `statsmodels.stats.multitest.multipletests` (methods
+  "holm" and "fdr_bh") of the raw p-values there, to 1e-12;
+- `compare --baseline-rule fisher`: each arm's placebo Fisher p-value
+  equals `scipy.stats.fisher_exact(..., alternative="greater")` of the
+  flip counts, Holm-adjusted by statsmodels (relative 1e-9: they are tiny);
+- `search` of a race: each removed candidate's p-value equals
+  `scipy.stats.ttest_rel(..., alternative="greater")` of the per-seed
+  scores read from runs.parquet with pyarrow, to 1e-12.
+
+usage: python3 tests/interop/check_stats.py path/to/witness
+"""
+
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+from scipy.stats import fisher_exact, ttest_rel
+from statsmodels.stats.multitest import multipletests
+from checks import check, finish
+
+TOL = 1e-12
+
+QUORUM = Path(__file__).resolve().parents[2] / "experiments" / "quorum-knobs.toml"
+
+PLACEBO = """
+[experiment]
+name = "fisher"
+model = "witness"
+[fixed]
+population = 50
+rounds = 20
+[grid]
+seed = { from = 1, to = 60 }
+graph = ["small_world", "hub"]
+[[arm]]
+name = "endorsement"
+policy = "endorsement"
+placebo = true
+[[arm]]
+name = "source_aware"
+policy = "source_aware"
+[[arm]]
+name = "reserved"
+policy = "reserved"
+"""
+
+RACE = """
+[experiment]
+name = "race"
+model = "witness"
+chunk_runs = 3
+[fixed]
+population = 40
+rounds = 12
+[grid]
+seed = { from = 1, to = 6, step = 1 }
+truth = [false, true]
+[[arm]]
+name = "e"
+policy = "endorsement"
+grid = { gain = [1.0, 3.0, 6.0, 9.0] }
+[[arm]]
+name = "s"
+policy = "source_aware"
+grid = { gain = [1.0, 3.0, 6.0, 9.0] }
+[[arm]]
+name = "r"
+policy = "reserved"
+grid = { gain = [1.0, 3.0, 6.0, 9.0] }
+[search]
+method = "race"
+metric = "mean_mistaken"
+maximize = false
+resource = "seed"
+first = 3
+eta = 2
+alpha = 0.002
+"""
+
+
+def witness(binary, *args):
+    subprocess.run([binary, *map(str, args)], check=True, stdout=subprocess.DEVNULL)
+
+
+def adjusted(binary, tmp):
+    out = tmp / "quorum"
+    witness(binary, "run", "-q", QUORUM, "--out", out)
+    for adjust, method in [("holm", "holm"), ("bh", "fdr_bh")]:
+        witness(binary, "compare", out, "--baseline", "endorsement", "--adjust", adjust)
+        d = pd.read_csv(out / "compare.csv")
+        rows = d[d["p_value"].notna()]
+        want = multipletests(rows["p_value"].to_numpy(), method=method)[1]
+        got = rows["p_adjusted"].to_numpy()
+        gap = float(np.max(np.abs(want - got)))
+        check(
+            f"compare --adjust {adjust}: {len(rows)} adjusted p-values equal multipletests({method!r})",
+            len(rows) > 50 and gap <= TOL,
+            f"max gap {gap}",
+        )
+
+
+def fisher(binary, tmp):
+    path = tmp / "fisher.toml"
+    path.write_text(PLACEBO)
+    out = tmp / "fisher"
+    witness(binary, "run", "-q", path, "--out", out)
+    witness(binary, "compare", out, "--baseline", "endorsement", "--baseline-rule", "fisher")
+    d = pd.read_csv(out / "compare.csv")
+    rows = d[d["placebo_fisher_p"].notna()]
+    raw = [
+        fisher_exact(
+            [[r.flips, r.samples - r.flips], [r.placebo_flips, r.samples - r.placebo_flips]],
+            alternative="greater",
+        ).pvalue
+        for r in rows.itertuples()
+    ]
+    want = multipletests(raw, method="holm")[1] if raw else []
+    got = rows["placebo_fisher_p"].to_numpy()
+    close = all(
+        (w == g) or (w > 0 and g > 0 and abs(math.log(w) - math.log(g)) <= 1e-9)
+        for w, g in zip(want, got)
+    )
+    check(
+        f"compare --baseline-rule fisher: {len(rows)} placebo p-values equal fisher_exact(greater), Holm-adjusted",
+        len(rows) >= 2 and close,
+        f"want {list(want)} got {list(got)}",
+    )
+
+
+def race(binary, tmp):
+    path = tmp / "race.toml"
+    path.write_text(RACE)
+    out = tmp / "race"
+    witness(binary, "run", "-q", path, "--out", out)
+    witness(binary, "search", out)
+    runs = pq.read_table(out / "runs.parquet").to_pandas()
+    runs["candidate"] = runs.apply(lambda r: f"{r['arm']}[gain={r['gain']:.1f}]", axis=1)
+    # A candidate's score on a seed: the metric's mean over the truths.
+    scores = runs.groupby(["candidate", "seed"])["mean_mistaken"].mean()
+    removed = pd.read_csv(out / "search.csv")
+    removed = removed[removed["outcome"] == "tested"]
+    gaps = []
+    for r in removed.itertuples():
+        mine = scores.loc[r.candidate]
+        best = scores.loc[r.against].loc[mine.index]
+        # Lower is better: the removed one's scores are greater.
+        p = ttest_rel(mine.to_numpy(), best.to_numpy(), alternative="greater").pvalue
+        gaps.append(abs(p - r.p_value))
+    check(
+        f"search: {len(gaps)} removed candidates' p-values equal ttest_rel(greater)",
+        len(gaps) >= 2 and max(gaps) <= TOL,
+        f"gaps {gaps}",
+    )
+
+
+def main():
+    binary = sys.argv[1]
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        adjusted(binary, tmp)
+        fisher(binary, tmp)
+        race(binary, tmp)
+    finish("statsmodels and scipy")
+
+
+if __name__ == "__main__":
+    main()
