@@ -109,13 +109,20 @@ fn geometry(m: &Manifest, arm_sizes: &[u64], resource: usize) -> Geometry {
         .map(|a| a.values.len() as u64)
         .product();
     let mut starts = Vec::new();
+    let mut exempt = Vec::new();
     let mut offset = 0;
-    for &n in arm_sizes {
+    for (a, &n) in arm_sizes.iter().enumerate() {
+        // A placebo and the arm it reruns are compare's reference: they
+        // run every resource value and are never removed.
+        let reference =
+            m.arms[a].placebo_of.is_some() || m.arms.iter().any(|x| x.placebo_of == Some(a));
         starts.extend((0..n / per_candidate).map(|p| offset + p * per_candidate));
+        exempt.extend((0..n / per_candidate).map(|_| reference));
         offset += n;
     }
     Geometry {
         starts,
+        exempt,
         per_candidate,
         stride,
         values: m.common[resource].values.len() as u64,

@@ -137,6 +137,21 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             vec![":6:", "missing field `maximize`"],
         ),
         (
+            "a search metric that may be null",
+            format!("{HEAD}{SEARCH}method = \"race\"\nmetric = \"first_clear_round\"\nmaximize = false\nresource = \"seed\"\n"),
+            vec![":8:", "metric = \"first_clear_round\"", "that every run has", "peak_mistaken"],
+        ),
+        (
+            "a search floor that no candidate can go below",
+            format!("{HEAD}{SEARCH}method = \"halving\"\nmetric = \"peak_mistaken\"\nmaximize = false\nresource = \"seed\"\nkeep_at_least = 2\n[[arm]]\nname = \"e\"\npolicy = \"endorsement\"\ngrid = {{ gain = [1.0, 3.0] }}\n"),
+            vec![":11:", "keep_at_least = 2", "2 candidate(s)", "set it below 2"],
+        ),
+        (
+            "a defaulted first above max",
+            format!("{HEAD}{SEARCH}method = \"halving\"\nmetric = \"peak_mistaken\"\nmaximize = false\nresource = \"seed\"\nmax = 1\n[[arm]]\nname = \"e\"\npolicy = \"endorsement\"\ngrid = {{ gain = [1.0, 3.0] }}\n"),
+            vec![":6:", "first = 2 (the default)", "set first to 1 ..= 1"],
+        ),
+        (
             "a search with a design",
             format!("{HEAD}[design]\nkind = \"list\"\npoints = [{{ gain = 3.0 }}]\n{SEARCH}method = \"race\"\nmetric = \"peak_mistaken\"\nmaximize = false\nresource = \"seed\"\n"),
             vec![":9:", "[search] with a [design]", "remove the [design]"],
@@ -326,13 +341,16 @@ fn a_folder_that_is_not_a_results_folder_is_bad_input_for_every_verb() {
     let dir = tmp.path().join("notes");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("readme.txt"), "not results").unwrap();
-    let verbs: [&[&str]; 6] = [
+    let verbs: [&[&str]; 9] = [
         &["verify"],
         &["merge"],
         &["summary"],
         &["compare", "--baseline", "endorsement"],
         &["plot"],
         &["rank"],
+        &["search"],
+        &["report"],
+        &["sensitivity"],
     ];
     for verb in verbs {
         witness().args(verb).arg(&dir).assert().code(2).stderr(

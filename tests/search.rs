@@ -314,3 +314,90 @@ fn search_refuses_a_folder_without_a_race() {
         .code(2)
         .stderr(predicates::str::contains("has no [search]"));
 }
+
+#[test]
+fn a_placebo_and_its_arm_stay_in_the_race_and_compare_pairs_on_the_seeds_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = RACE
+        .replace(
+            "name = \"e\"\npolicy = \"endorsement\"\ngrid = { gain = [1.0, 3.0, 6.0, 9.0] }",
+            "name = \"e\"\npolicy = \"endorsement\"\nplacebo = true",
+        )
+        .replace(
+            "name = \"s\"\npolicy = \"source_aware\"\ngrid = { gain = [1.0, 3.0, 6.0, 9.0] }",
+            "name = \"g\"\npolicy = \"endorsement\"\ngrid = { gain = [1.0, 9.0] }",
+        );
+    let m = write_manifest(tmp.path(), "race.toml", &text);
+    let dir = tmp.path().join("r");
+    run(&m, &dir, &[]);
+    let arms = column(&dir, "arm");
+    let seeds = |arm: &str| {
+        let mut s: Vec<i64> = arms
+            .iter()
+            .zip(column(&dir, "seed"))
+            .filter(|(a, _)| a.as_str() == Some(arm))
+            .map(|(_, s)| s.as_i64().unwrap())
+            .collect();
+        s.sort_unstable();
+        s.dedup();
+        s
+    };
+    // The race ran two rungs; the baseline and its placebo ran both.
+    assert_eq!(seeds("e"), (1..=6).collect::<Vec<_>>());
+    assert_eq!(seeds("e:placebo"), (1..=6).collect::<Vec<_>>());
+    // Reserved left at rung 0, on three seeds.
+    assert_eq!(seeds("r"), vec![1, 2, 3]);
+    let rows = search_rows(&dir);
+    for r in &rows {
+        if r["candidate"] == "e" || r["candidate"] == "e:placebo" {
+            assert_eq!(r["outcome"], "survivor", "{r:?}");
+        }
+    }
+    // compare pairs each arm with the baseline on the seeds it ran.
+    let out = witness()
+        .arg("compare")
+        .arg(&dir)
+        .args(["--baseline", "e"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("3/3") || text.contains("/3 "), "{text}");
+}
+
+#[test]
+fn halving_runs_its_survivors_to_the_whole_budget_even_at_the_floor() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = RACE
+        .replace("method = \"race\"", "method = \"halving\"")
+        .replace("alpha = 0.002\n", "keep_at_least = 6\n")
+        .replace("first = 3", "first = 1");
+    let m = write_manifest(tmp.path(), "halving.toml", &text);
+    let dir = tmp.path().join("h");
+    run(&m, &dir, &[]);
+    let rows = search_rows(&dir);
+    let survivors: Vec<_> = rows.iter().filter(|r| r["outcome"] == "survivor").collect();
+    assert_eq!(survivors.len(), 6);
+    assert!(
+        survivors.iter().all(|r| r["values"] == "6"),
+        "{survivors:?}"
+    );
+}
+
+#[test]
+fn a_damaged_runs_table_is_run_again_not_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "race.toml", RACE);
+    let clean = tmp.path().join("clean");
+    run(&m, &clean, &[]);
+    let want = data_files(&clean);
+    let damaged = tmp.path().join("damaged");
+    run(&m, &damaged, &[]);
+    let table = damaged.join("runs.parquet");
+    let bytes = std::fs::read(&table).unwrap();
+    std::fs::write(&table, &bytes[..bytes.len() / 2]).unwrap();
+    run(&m, &damaged, &[]);
+    assert!(
+        data_files(&damaged) == want,
+        "the damaged folder was not healed"
+    );
+}

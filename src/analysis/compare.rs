@@ -251,17 +251,20 @@ pub fn compare(
         let pair = |v: usize| -> Result<Vec<(usize, usize)>, CompareError> {
             seeds
                 .iter()
-                .map(|&(point, seed)| {
+                .filter_map(|&(point, seed)| {
                     match (
                         at.get(&(s, base, point, seed)),
                         at.get(&(s, v, point, seed)),
                     ) {
-                        (Some(&r), Some(&x)) => Ok((r, x)),
-                        _ => Err(CompareError::MissingSeed {
+                        (Some(&r), Some(&x)) => Some(Ok((r, x))),
+                        // A candidate the race removed pairs on the seeds
+                        // it ran.
+                        (Some(_), None) if d.raced => None,
+                        _ => Some(Err(CompareError::MissingSeed {
                             arm: d.variants[v].label.clone(),
                             seed,
                             scenario: scenario.clone(),
-                        }),
+                        })),
                     }
                 })
                 .collect()

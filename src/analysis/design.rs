@@ -72,6 +72,8 @@ pub struct Design {
     pub placebos: Vec<Option<usize>>,
     /// Whether the model has a replicate parameter, so reruns can differ.
     pub replicable: bool,
+    /// A raced folder: candidates the race removed ran fewer seeds.
+    pub raced: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -287,6 +289,7 @@ impl Design {
             not_applied,
             placebos,
             replicable: with_role(specs, Role::Replicate).is_some(),
+            raced: plan.schedule().is_some(),
         })
     }
 

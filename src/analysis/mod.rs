@@ -11,6 +11,7 @@ pub mod heatmap;
 pub mod multiplicity;
 pub mod plot;
 pub mod rank;
+pub mod report;
 pub mod search;
 pub mod sensitivity;
 pub mod stats;

@@ -10,6 +10,7 @@ mod plan;
 mod plot;
 mod progress;
 mod rank;
+mod report;
 mod run;
 mod search;
 mod sensitivity;
@@ -136,6 +137,10 @@ pub enum Command {
         #[arg(long, default_value_t = 12)]
         top: usize,
     },
+    /// One self-contained HTML page of a results folder (provenance, design,
+    /// headline metrics, verdicts, trajectories, heatmap, ranking, runs),
+    /// opened by double-click with no network: DIR/report.html.
+    Report(report::ReportArgs),
     /// Charts as SVG and PNG in DIR/plots: trajectories per scenario and a
     /// heatmap of a summary metric over two grid axes.
     Plot(plot::PlotArgs),
@@ -192,6 +197,7 @@ pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
             filter,
         } => rank::rank(&dir, top, grid_order, filter.as_deref(), registry),
         Command::Search { dir, top } => search::search(&dir, top, registry),
+        Command::Report(a) => report::report(&a, registry),
         Command::Plot(a) => plot::plot(&a, registry),
         Command::Trust(t) => trust::run(t),
     }

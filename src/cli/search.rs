@@ -71,7 +71,7 @@ pub fn search(dir: &Path, top: usize, registry: &Registry) -> Result<u8> {
         "first": search.first,
         "eta": search.eta,
         "max": search.max,
-        "alpha": search.alpha,
+        "alpha": (search.method == crate::search::Method::Race).then_some(search.alpha),
         "keep_at_least": search.keep_at_least,
         "runs": o.runs,
         "grid_runs": o.grid_runs,

@@ -381,6 +381,7 @@ fn reserved(parts: &[String]) -> Option<&'static str> {
         "rank.csv",
         "sensitivity.csv",
         "search.csv",
+        "report.html",
     ];
     let first = parts[0].as_str();
     if parts.iter().any(|p| p.starts_with('.')) {

@@ -202,7 +202,7 @@ impl Manifest {
                      remove the [design], or run it without [search]",
                 ))
             }
-            (Some(s), None) => Some(search::search(&cx, model, &common, s)?),
+            (Some(s), None) => Some((s, search::search(&cx, model, &common, s)?)),
         };
         let mut arms: Vec<Arm> = Vec::new();
         for a in &raw.arm {
@@ -233,6 +233,28 @@ impl Manifest {
                 external: None,
             });
         }
+        let search = match search {
+            None => None,
+            Some((raw_search, s)) => {
+                // Candidates that can leave: each arm's own grid points,
+                // a placebo and the arm it reruns aside.
+                let free: u128 = arms
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, a)| {
+                        a.placebo_of.is_none() && !arms.iter().any(|x| x.placebo_of == Some(*i))
+                    })
+                    .map(|(_, a)| {
+                        a.axes
+                            .iter()
+                            .map(|x| x.values.len() as u128)
+                            .product::<u128>()
+                    })
+                    .sum();
+                search::check_floor(&cx, raw_search, &s, free)?;
+                Some(s)
+            }
+        };
         let (tables, policy_calls) = output(&cx, model, &raw.output)?;
         if let Some((k, _)) = raw
             .output

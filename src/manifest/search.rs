@@ -45,6 +45,33 @@ fn count(
     }
 }
 
+/// Refuses a floor that leaves nothing to remove: with `keep_at_least` at
+/// or above the candidates that can leave, the search would only run its
+/// first rung (a race) or the whole grid (halving).
+pub fn check_floor(
+    cx: &Ctx,
+    raw: &Spanned<RawSearch>,
+    s: &Search,
+    candidates: u128,
+) -> Result<(), ManifestError> {
+    if (s.keep_at_least as u128) < candidates {
+        return Ok(());
+    }
+    let span = raw
+        .get_ref()
+        .keep_at_least
+        .as_ref()
+        .map_or(raw.span(), |k| k.span());
+    Err(cx.err(
+        span,
+        format!(
+            "[search] keep_at_least = {}: the manifest has {candidates} candidate(s) that can leave (arm variants; \
+             a placebo and its arm always stay), so none ever would; set it below {candidates}, or give the arms axes to race",
+            s.keep_at_least
+        ),
+    ))
+}
+
 pub fn search(
     cx: &Ctx,
     model: &dyn DynModel,
@@ -64,10 +91,12 @@ pub fn search(
             ))
         }
     };
+    // A race needs a score from every run: a column that may be null
+    // ("never cleared") has no order a test could use.
     let numeric: Vec<&'static str> = model
         .summary_columns()
         .iter()
-        .filter(|c| matches!(c.ty, ColType::Int | ColType::Float))
+        .filter(|c| matches!(c.ty, ColType::Int | ColType::Float) && !c.nullable)
         .map(|c| c.name)
         .collect();
     let metric = *numeric
@@ -77,7 +106,7 @@ pub fn search(
             cx.err(
                 r.metric.span(),
                 format!(
-                    "[search] metric = {:?}: not a numeric summary column of model {}; allowed: {}",
+                    "[search] metric = {:?}: not a numeric summary column of model {} that every run has; allowed: {}",
                     r.metric.get_ref(),
                     model.name(),
                     numeric.join(", ")
@@ -122,10 +151,15 @@ pub fn search(
         ));
     }
     if first > max {
-        let span = r.first.as_ref().map_or(raw.span(), |f| f.span());
+        let (span, given) = match &r.first {
+            Some(f) => (f.span(), ""),
+            None => (raw.span(), " (the default)"),
+        };
         return Err(cx.err(
             span,
-            format!("[search] first = {first}: more than max = {max}; allowed: 1 ..= {max}"),
+            format!(
+                "[search] first = {first}{given}: more than max = {max}; set first to 1 ..= {max}"
+            ),
         ));
     }
     let alpha = match (&r.alpha, method) {

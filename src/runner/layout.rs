@@ -23,6 +23,7 @@ const ANALYSIS_FILES: &[&str] = &[
     "sensitivity.json",
     "search.csv",
     "search.json",
+    "report.html",
 ];
 const ANALYSIS_DIRS: &[&str] = &["plots"];
 /// The record logs of external arms and their processes' stderr: part of

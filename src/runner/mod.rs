@@ -424,8 +424,13 @@ impl Job<'_> {
         report: &mut Report,
     ) -> Result<bool, RunError> {
         let mut said = false;
+        // Earlier rungs are decided, so only the last one can be missing.
+        let rung = plan
+            .schedule()
+            .map_or(0..plan.chunk_count(), |s| s.rung_chunks(s.rungs.len() - 1));
         loop {
-            let missing: Vec<u64> = (0..plan.chunk_count())
+            let missing: Vec<u64> = rung
+                .clone()
                 .filter(|&c| !chunk::done(self.work, plan, c))
                 .collect();
             if missing.is_empty() {

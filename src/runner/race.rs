@@ -45,6 +45,21 @@ fn incomplete(layout: &Layout, message: String) -> RunError {
     }
 }
 
+/// Whether `runs.parquet` is the one the folder's seal records for this
+/// manifest: a damaged or altered table must not steer the race (the run
+/// then drops the seal and runs the race again from its first rung).
+fn sealed(layout: &Layout, plan: &Plan, table: &Path) -> bool {
+    let Ok(Some(seal)) = crate::store::seal::Seal::read(&layout.dir) else {
+        return false;
+    };
+    let Some(runs) = seal.table("runs") else {
+        return false;
+    };
+    seal.manifest_sha256 == plan.manifest.hash
+        && crate::store::digest::file_sha256(table)
+            .is_ok_and(|(sha, bytes)| sha == runs.sha256 && bytes == runs.bytes)
+}
+
 /// Decides rungs while their runs are all in `layout` (parts, or the
 /// assembled `runs.parquet`), scheduling each next rung. A plain plan is
 /// left as it is.
@@ -54,6 +69,7 @@ pub fn grow(plan: &mut Plan, layout: &Layout) -> Result<(), RunError> {
     };
     let table = layout.table("runs");
     let mut whole: Option<Vec<f64>> = None;
+    let mut trusted: Option<bool> = None;
     loop {
         let Some(s) = plan.schedule().filter(|s| !s.finished()) else {
             return Ok(());
@@ -79,7 +95,7 @@ pub fn grow(plan: &mut Plan, layout: &Layout) -> Result<(), RunError> {
                 values.extend(v);
             }
             values
-        } else if table.is_file() {
+        } else if *trusted.get_or_insert_with(|| sealed(layout, plan, &table)) {
             if whole.is_none() {
                 let (ids, v) = columns(&table, metric)?;
                 if !in_order(&ids, 0) {

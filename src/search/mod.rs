@@ -119,8 +119,11 @@ fn ranked(means: &[f64]) -> Vec<usize> {
 
 /// One-sided p-value of the paired t-test that the mean of `d` is above 0
 /// (`scipy.stats.ttest_rel(a, b, alternative="greater")` on d = a - b).
-/// Fewer than two values test nothing (1); equal differences are decisive
-/// (0 when positive, 1 otherwise), since their variance is exactly zero.
+/// Fewer than two values test nothing (1). Equal differences have no
+/// variance, where the t statistic is infinite and says nothing about
+/// chance: they get the exact sign test's 2^-n when positive (n equal
+/// wins in a row), 1 otherwise, so two equal steps of a discrete metric
+/// are not taken for certainty.
 pub fn paired_t_greater(d: &[f64]) -> f64 {
     let n = d.len();
     if n < 2 {
@@ -129,7 +132,11 @@ pub fn paired_t_greater(d: &[f64]) -> f64 {
     let mean = d.iter().sum::<f64>() / n as f64;
     let var = d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
     if var == 0.0 {
-        return if mean > 0.0 { 0.0 } else { 1.0 };
+        return if mean > 0.0 {
+            0.5f64.powi(n as i32)
+        } else {
+            1.0
+        };
     }
     let t = mean / (var / n as f64).sqrt();
     let df = (n - 1) as f64;
@@ -269,7 +276,8 @@ mod tests {
         let q = paired_t_greater(&[-1.0, -2.0, -3.0, -4.0]);
         assert!((p + q - 1.0).abs() < 1e-12);
         assert_eq!(paired_t_greater(&[0.5]), 1.0);
-        assert_eq!(paired_t_greater(&[0.5, 0.5]), 0.0);
+        assert_eq!(paired_t_greater(&[0.5, 0.5]), 0.25);
+        assert_eq!(paired_t_greater(&[2.0; 10]), 1.0 / 1024.0);
         assert_eq!(paired_t_greater(&[0.0, 0.0]), 1.0);
     }
 

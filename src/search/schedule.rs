@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use super::{decide, Decision, Search};
+use super::{decide, Decision, Method, Search};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rung {
@@ -25,6 +25,9 @@ pub struct Rung {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Geometry {
     pub starts: Vec<u64>,
+    /// Candidates that run every resource value and are never removed (a
+    /// placebo and its arm).
+    pub exempt: Vec<bool>,
     pub per_candidate: u64,
     pub stride: u64,
     pub values: u64,
@@ -197,10 +200,28 @@ impl Schedule {
         }
         let budgets = self.search.budgets();
         let last = k + 1 == budgets.len();
-        let seen: Vec<Vec<f64>> = candidates.iter().map(|&c| self.scores[c].clone()).collect();
-        let decision = decide(&self.search, candidates, &seen, last);
-        let next = (!last && decision.alive.len() > self.search.keep_at_least)
-            .then(|| (decision.alive.clone(), budgets[k]..budgets[k + 1]));
+        let (free, kept): (Vec<usize>, Vec<usize>) =
+            candidates.iter().partition(|&&c| !self.geometry.exempt[c]);
+        let mut decision = if free.is_empty() {
+            Decision {
+                alive: Vec::new(),
+                removed: Vec::new(),
+                best: candidates[0],
+            }
+        } else {
+            let seen: Vec<Vec<f64>> = free.iter().map(|&c| self.scores[c].clone()).collect();
+            decide(&self.search, &free, &seen, last)
+        };
+        let racing = decision.alive.len();
+        decision.alive.extend(kept);
+        decision.alive.sort_unstable();
+        // Halving gives its survivors the whole budget; a race is over
+        // once no more than the floor is left.
+        let due = match self.search.method {
+            Method::Halving => !last,
+            Method::Race => !last && racing > self.search.keep_at_least,
+        };
+        let next = due.then(|| (decision.alive.clone(), budgets[k]..budgets[k + 1]));
         self.decisions.push(decision);
         if let Some((alive, values)) = next {
             self.push_rung(alive, values);
@@ -217,7 +238,6 @@ impl Schedule {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Method;
     use super::*;
 
     /// Four candidates of six runs each: seeds 0..3 (the resource, outer)
@@ -236,6 +256,7 @@ mod tests {
         };
         let geometry = Geometry {
             starts: vec![0, 6, 12, 18],
+            exempt: vec![false; 4],
             per_candidate: 6,
             stride: 2,
             values: 3,
