@@ -22,13 +22,7 @@ fn report(c: &mut Criterion) {
     let plan = Plan::new(Manifest::parse(path, &text, &registry).unwrap()).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("runs");
-    let opts = Options {
-        threads: None,
-        shard: None,
-        force: false,
-        policy: witness::policy::Source::Live,
-        wait: false,
-    };
+    let opts = Options::default();
     execute(&plan, &out, &opts, &|_| {}).unwrap();
     let mut g = c.benchmark_group("report");
     g.sample_size(10);

@@ -15,13 +15,7 @@ fn sweep(c: &mut Criterion) {
     let plan = Plan::new(manifest).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("sweep");
-    let opts = Options {
-        threads: None,
-        shard: None,
-        force: false,
-        policy: witness::policy::Source::Live,
-        wait: false,
-    };
+    let opts = Options::default();
     let mut g = c.benchmark_group("runner");
     g.sample_size(10)
         .throughput(Throughput::Elements(plan.total));

@@ -63,13 +63,7 @@ fn decide(c: &mut Criterion) {
     );
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("race");
-    let opts = Options {
-        threads: None,
-        shard: None,
-        force: false,
-        policy: witness::policy::Source::Live,
-        wait: false,
-    };
+    let opts = Options::default();
     execute(&p, &out, &opts, &|_| {}).unwrap();
     let layout = Layout::new(&out);
     g.bench_function("raced_folder_read_back_4_rungs", |b| {

@@ -48,9 +48,10 @@ pub enum Mode {
 }
 
 /// How a `witness run` or `verify` treats its external arms.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Source {
     /// Run the policies (arms with `replay = "require"` read their log).
+    #[default]
     Live,
     /// Answers from this folder's log, copied into the new results.
     ReplayFrom(PathBuf),

@@ -125,6 +125,9 @@ pub struct Shard {
     pub count: u64,
 }
 
+/// `Default`: every core, no shard, nothing forced, live external
+/// policies, no waiting.
+#[derive(Default)]
 pub struct Options {
     pub threads: Option<usize>,
     pub shard: Option<Shard>,

@@ -289,7 +289,25 @@ mod tests {
         s.record(&[1.0, 3.0, 9.0, 9.0]);
         assert_eq!(s.scores[2], [5.0, 2.0]);
         assert_eq!(s.survivors(), [3]);
-        // One survivor: the race is over before the budget is spent.
+        // Halving gives its survivor the rest of the budget.
+        assert!(!s.finished());
+        assert_eq!(s.rungs[2].values, 2..3);
+        s.record(&[7.0, 7.0]);
+        assert!(s.finished());
+        assert_eq!(s.scores[3], [4.0, 9.0, 7.0]);
+    }
+
+    #[test]
+    fn a_race_is_over_once_the_floor_is_reached() {
+        let mut s = schedule(Method::Race);
+        // One value tests nothing: all four go on.
+        s.record(&[1.0, 1.0, 2.0, 2.0, 5.0, 5.0, 4.0, 4.0]);
+        assert_eq!(s.survivors(), [0, 1, 2, 3]);
+        // Candidate 2 stays ahead by about 4, 3 and 1 with little spread:
+        // paired t on 1 df rejects each below 0.05 after Holm.
+        s.record(&[0.9, 0.9, 1.9, 1.9, 5.0, 5.0, 3.9, 3.9]);
+        assert_eq!(s.survivors(), [2]);
+        // One left at the floor: no third rung, budget or not.
         assert!(s.finished());
         assert_eq!(s.rungs.len(), 2);
     }

@@ -53,38 +53,7 @@ name = "reserved"
 policy = "reserved"
 """
 
-RACE = """
-[experiment]
-name = "race"
-model = "witness"
-chunk_runs = 3
-[fixed]
-population = 40
-rounds = 12
-[grid]
-seed = { from = 1, to = 6, step = 1 }
-truth = [false, true]
-[[arm]]
-name = "e"
-policy = "endorsement"
-grid = { gain = [1.0, 3.0, 6.0, 9.0] }
-[[arm]]
-name = "s"
-policy = "source_aware"
-grid = { gain = [1.0, 3.0, 6.0, 9.0] }
-[[arm]]
-name = "r"
-policy = "reserved"
-grid = { gain = [1.0, 3.0, 6.0, 9.0] }
-[search]
-method = "race"
-metric = "mean_mistaken"
-maximize = false
-resource = "seed"
-first = 3
-eta = 2
-alpha = 0.002
-"""
+RACE = (Path(__file__).resolve().parents[1] / "fixtures" / "race.toml").read_text()
 
 
 def witness(binary, *args):
