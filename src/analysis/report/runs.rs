@@ -72,10 +72,7 @@ impl Section for Runs {
                     .collect();
                 let values: Vec<Json> = cols
                     .iter()
-                    .map(|c| match &c[id as usize] {
-                        Value::Float(x) => short(*x),
-                        other => other.to_json(),
-                    })
+                    .map(|c| super::sections::cell(&c[id as usize]))
                     .collect();
                 json!([
                     id,

@@ -11,32 +11,40 @@ use crate::analysis::multiplicity::Adjust;
 use crate::store::seal::Seal;
 use crate::store::TableData;
 
-/// A table as column names and rows of cells, at most `MAX_TABLE_ROWS`.
-fn table(t: &TableData, what: &str, notes: &mut Vec<String>) -> Json {
-    if t.rows.len() > MAX_TABLE_ROWS {
+/// A cell for the page: floats shortened, a missing value null.
+pub fn cell(v: &crate::params::Value) -> Json {
+    match v {
+        crate::params::Value::Float(x) => short(*x),
+        crate::params::Value::Null => Json::Null,
+        other => other.to_json(),
+    }
+}
+
+/// A table as column names and rows of cells, at most `limit` rows.
+fn table_of(t: &TableData, what: &str, limit: usize, notes: &mut Vec<String>) -> Json {
+    if t.rows.len() > limit {
         notes.push(format!(
-            "{what}: the first {MAX_TABLE_ROWS} of {} rows are shown",
+            "{what}: the first {limit} of {} rows are shown",
             t.rows.len()
         ));
     }
     let rows: Vec<Json> = t
         .rows
         .iter()
-        .take(MAX_TABLE_ROWS)
-        .map(|r| {
-            Json::Array(
-                r.iter()
-                    .map(|v| match v {
-                        crate::params::Value::Float(x) => short(*x),
-                        other => other.to_json(),
-                    })
-                    .collect(),
-            )
-        })
+        .take(limit)
+        .map(|r| Json::Array(r.iter().map(cell).collect()))
         .collect();
     let columns: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
     json!({ "columns": columns, "rows": rows })
 }
+
+fn table(t: &TableData, what: &str, notes: &mut Vec<String>) -> Json {
+    table_of(t, what, MAX_TABLE_ROWS, notes)
+}
+
+/// Headline cells feed the pivot and the heatmap, so they are kept whole
+/// far beyond a table's length.
+const MAX_SUMMARY_ROWS: usize = 60_000;
 
 /// Ranked runs shown: the top of the table is what a reader reads.
 const MAX_RANKED: usize = 500;
@@ -86,6 +94,12 @@ impl Section for Provenance {
             .map(|(id, (_, why))| json!([id, why.plain()]))
             .collect();
         let seal = Seal::read(cx.results.dir()).ok().flatten();
+        // Sizes only: `witness verify` is the check of the bytes.
+        let sizes_match = seal.as_ref().is_some_and(|s| {
+            s.tables.iter().all(|t| {
+                std::fs::metadata(cx.results.dir().join(&t.file)).is_ok_and(|m| m.len() == t.bytes)
+            })
+        });
         Ok(Some(json!({
             "name": m.name,
             "description": m.description,
@@ -93,6 +107,7 @@ impl Section for Provenance {
             "engine_version": model.version(),
             "written_by": seal.as_ref().map(|s| s.witness.clone()),
             "sealed": seal.is_some(),
+            "sizes_match": sizes_match,
             "manifest": m.text,
             "manifest_sha256": m.hash,
             "runs": plan.total,
@@ -200,7 +215,12 @@ impl Section for Summary {
             .iter()
             .map(|c| (c.name.to_string(), json!(c.doc)))
             .collect();
-        let mut out = table(&t, "the headline metrics", notes);
+        let mut out = table_of(
+            &t,
+            "the headline metrics (and so the pivot and the heatmap)",
+            MAX_SUMMARY_ROWS,
+            notes,
+        );
         out["docs"] = Json::Object(docs);
         out["headline"] = json!(model.headline_metrics());
         Ok(Some(out))

@@ -19,6 +19,8 @@
   const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
   const PAGE = 100;
   const VERDICTS = new Set(["confirmed", "not_confirmed", "inconclusive"]);
+  // Past eight arms, colours repeat with another dash pattern.
+  const DASHES = [null, "7 3", "2 2", "9 3 2 3"];
 
   function el(tag, attrs, ...kids) {
     const e = document.createElement(tag);
@@ -37,10 +39,11 @@
     for (const k of kids.flat()) if (k !== null && k !== undefined) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
     return e;
   }
-  function num(v) {
+  // `frac`: the column holds fractions, so whole values keep their decimals.
+  function num(v, frac) {
     if (v === null || v === undefined) return "";
     if (typeof v !== "number") return String(v);
-    if (Number.isInteger(v)) return String(v);
+    if (Number.isInteger(v) && !frac) return String(v);
     const a = Math.abs(v);
     if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(2);
     return v.toFixed(4);
@@ -58,7 +61,11 @@
     for (const [k, v] of Object.entries(changes)) {
       if (v === null || v === undefined || v === "") p.delete(k); else p.set(k, v);
     }
-    location.hash = p.toString();
+    // pushState neither scrolls nor fires hashchange, even when the
+    // fragment becomes empty; the page redraws itself.
+    const next = p.toString();
+    history.pushState(null, "", next ? "#" + next : location.pathname + location.search);
+    render();
   }
 
   const L = D.layout;
@@ -89,27 +96,45 @@
     const sortCol = key && state[key + "-sort"] !== undefined ? Number(state[key + "-sort"]) : -1;
     const desc = key && state[key + "-desc"] === "1";
     let shown = rows.slice();
+    // Numbers (and numbers printed as text) sort as numbers; blanks last.
+    const asNum = (v) => (typeof v === "number" ? v : v !== null && v !== "" && !isNaN(Number(v)) ? Number(v) : null);
     if (sortCol >= 0) {
       shown.sort((a, b) => {
         const x = a[sortCol], y = b[sortCol];
-        const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+        const nx = asNum(x), ny = asNum(y);
+        if (x === null || x === "") return y === null || y === "" ? 0 : 1;
+        if (y === null || y === "") return -1;
+        const c = nx !== null && ny !== null ? nx - ny : String(x).localeCompare(String(y));
         return desc ? -c : c;
       });
     }
+    const frac = columns.map((_, k) => rows.some((r) => typeof r[k] === "number" && !Number.isInteger(r[k])));
+    const numeric = columns.map((_, k) => rows.every((r) => r[k] === null || r[k] === "" || asNum(r[k]) !== null));
     const limit = key && state[key + "-all"] === "1" ? shown.length : opts.page || PAGE;
+    const sortBy = (i) => go({ [key + "-sort"]: i, [key + "-desc"]: sortCol === i && !desc ? "1" : null });
     const head = el("tr", {}, columns.map((c, i) => el("th", {
       scope: "col", cls: key ? "sortable" : null, title: opts.docs && opts.docs[c] ? opts.docs[c] : null,
-      on: key ? { click: () => go({ [key + "-sort"]: i, [key + "-desc"]: sortCol === i && !desc ? "1" : null }) } : {},
+      tabindex: key ? "0" : null, "data-focus": key ? `${key}-h${i}` : null,
+      "aria-sort": i === sortCol ? (desc ? "descending" : "ascending") : null,
+      on: key ? { click: () => sortBy(i), keydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sortBy(i); } } } : {},
     }, c, i === sortCol ? (desc ? " \u25BC" : " \u25B2") : "")));
-    const body = shown.slice(0, limit).map((r) => el("tr", {
-      cls: opts.open ? "link" : null, tabindex: opts.open ? "0" : null,
+    const body = shown.slice(0, limit).map((r, j) => el("tr", {
+      cls: opts.open ? "link" : null, tabindex: opts.open ? "0" : null, "data-focus": opts.open && key ? `${key}-r${j}` : null,
       on: opts.open ? { click: () => opts.open(r), keydown: (e) => { if (e.key === "Enter") opts.open(r); } } : {},
-    }, r.map((v) => el("td", { cls: typeof v === "number" ? "n" : VERDICTS.has(v) ? "v-" + v : null }, num(v)))));
+    }, r.map((v, k) => el("td", { cls: numeric[k] && v !== "" && v !== null ? "n" : VERDICTS.has(v) ? "v-" + v : null }, num(v, frac[k])))));
     const t = el("table", { cls: "data" }, el("thead", {}, head), el("tbody", {}, body));
     const more = shown.length > limit
       ? el("p", { cls: "more" }, `${limit} of ${shown.length} rows shown. `, el("button", { on: { click: () => go({ [key + "-all"]: "1" }) } }, "Show all"))
       : null;
     return el("div", { cls: "scroll" }, t, more);
+  }
+
+  // Folds keep their state across redraws (and print open).
+  const folds = new Set();
+  function fold(id, title, open, ...kids) {
+    const d = el("details", { "data-fold": id, open: open || folds.has(id) }, el("summary", { "data-focus": "fold-" + id }, title), ...kids);
+    d.addEventListener("toggle", () => { if (d.open) folds.add(id); else folds.delete(id); });
+    return d;
   }
 
   function section(id, title, ...kids) {
@@ -124,13 +149,13 @@
       ["written by", p.written_by ? `witness ${p.written_by}` : "unknown"],
       ["manifest sha256", p.manifest_sha256], ["runs", p.runs],
       ["identity checks", failed === 0 ? "every run passed its accounting identities" : `${failed} run(s) failed`],
-      ["sealed", p.sealed ? "yes: every file is recorded in complete.json" : "no seal"],
+      ["sealed", !p.sealed ? "no seal (complete.json is missing)" : p.sizes_match ? "complete.json records every file, and the tables have their sealed sizes; `witness verify` checks their bytes" : "the tables no longer have the sizes complete.json records: run `witness verify`"],
     ];
     if (L.grid_runs !== p.runs) facts.push(["full grid", `${L.grid_runs} runs (a race ran ${p.runs})`]);
     return section("provenance", "Provenance",
       el("table", { cls: "facts" }, el("tbody", {}, facts.map(([k, v]) => el("tr", {}, el("th", { scope: "row" }, k), el("td", { id: "fact-" + k.replace(/ /g, "-") }, v))))),
-      failed ? el("details", { open: true }, el("summary", {}, "Failed runs"), table(["run_id", "failure"], p.failed, { key: "failed", open: (r) => go({ run: r[0] }) })) : null,
-      el("details", {}, el("summary", {}, "Manifest"), el("pre", { cls: "manifest" }, p.manifest)));
+      failed ? fold("failed", "Failed runs", true, table(["run_id", "failure"], p.failed, { key: "failed", open: (r) => go({ run: r[0] }) })) : null,
+      fold("manifest", "Manifest", false, el("pre", { cls: "manifest" }, p.manifest)));
   }
 
   function layout() {
@@ -173,12 +198,12 @@
     const pick = el("select", { id: "metric", on: { change: (e) => go({ metric: e.target.value }) } }, metrics.map((x) => el("option", { value: x, selected: x === m }, x)));
     const n = [...new Set(rows.map((r) => r[ni]))];
     return section("summary", "Headline metrics",
-      el("p", {}, el("label", {}, "Metric ", pick), ` \u2014 mean over ${n.length === 1 ? n[0] + (n[0] === 1 ? " seed" : " seeds") : "the seeds"} per arm variant (rows) and scenario (columns). Select a row to open one of its runs.`),
+      el("p", {}, el("label", {}, "Metric ", pick), ` \u2014 mean over ${n.length === 1 ? n[0] + (n[0] === 1 ? " run" : " runs") : "the runs"} per arm variant (rows) and scenario (columns). Select a row to open one of its runs.`),
       D.summary.docs[m] ? el("p", { cls: "doc" }, `${m}: ${D.summary.docs[m]}`) : null,
       table(["arm", ...scen], pivot, {
         key: "summary", open: (r) => { const id = firstRun(variantIndex.get(r[0])); if (id !== null) go({ run: id }); },
       }),
-      el("details", {}, el("summary", {}, "Every statistic (n, mean, sd, 95 % Student-t interval)"),
+      fold("stats", "Every statistic (n, mean, sd, 95 % Student-t interval)", state["stats-sort"] !== undefined,
         table(c, rows, {
           key: "stats", docs: D.summary.docs,
           open: (r) => { const v = variantIndex.get(r[ai]); const id = firstRun(v, scenarioIndex.get(rowScenario(r, c))); if (id !== null) go({ run: id }); },
@@ -196,7 +221,7 @@
     return section("verdicts", `Verdicts against ${V.baseline}`,
       el("p", {}, `Placebo: ${V.placebo}. Select a row to see its scenario's trajectories.`),
       table(keep, rows, { key: "verdicts", open: (r) => { go({ scenario: r[0] }); const t = document.getElementById("trajectories"); if (t) t.scrollIntoView(); } }),
-      el("details", {}, el("summary", {}, "Claims"), el("ol", { cls: "claims" }, claims.map((x) => el("li", {}, x)))));
+      fold("claims", "Claims", false, el("ol", { cls: "claims" }, claims.map((x) => el("li", {}, x)))));
   }
 
   // One SVG line chart with ±1 sd bands.
@@ -240,15 +265,16 @@
     const arms = fig.panels[0].series.map((s) => s.label);
     const hidden = new Set((state.hide || "").split("|").filter(Boolean));
     const len = Math.max(...fig.panels.flatMap((p) => p.series.map((s) => s.mean.length))) - 1;
-    const from = Math.max(0, Math.min(len - 1, Number(state.from) || 0));
-    const to = Math.max(from + 1, Math.min(len, state.to === undefined ? len : Number(state.to)));
+    const whole = (v, d) => (Number.isFinite(Number(v)) && v !== "" && v !== undefined ? Math.round(Number(v)) : d);
+    const from = Math.max(0, Math.min(len - 1, whole(state.from, 0)));
+    const to = Math.max(from + 1, Math.min(len, whole(state.to, len)));
     const color = (label) => PALETTE[arms.indexOf(label) % PALETTE.length];
-    const dash = (label) => (arms.indexOf(label) >= PALETTE.length ? "6 3" : null);
+    const dash = (label) => DASHES[Math.floor(arms.indexOf(label) / PALETTE.length) % DASHES.length];
     const pick = el("select", { id: "scenario", on: { change: (e) => go({ scenario: e.target.value }) } }, labels.map((l, i) => el("option", { value: l, selected: i === chosen }, l)));
     const toggles = arms.map((a) => el("label", { cls: "toggle" }, el("input", {
       type: "checkbox", checked: !hidden.has(a),
       on: { change: (e) => { const h = new Set(hidden); if (e.target.checked) h.delete(a); else h.add(a); go({ hide: [...h].join("|") }); } },
-    }), el("span", { cls: "swatch", "data-color": arms.indexOf(a) % PALETTE.length }), a));
+    }), sv("svg", { width: 26, height: 10, class: "key" }, sv("line", { x1: 1, x2: 25, y1: 5, y2: 5, stroke: color(a), "stroke-width": 3, "stroke-dasharray": dash(a) })), a));
     const range = el("p", {}, `${C.x} from `, el("input", { type: "number", id: "from", min: 0, max: len, value: from, on: { change: (e) => go({ from: e.target.value }) } }),
       " to ", el("input", { type: "number", id: "to", min: 1, max: len, value: to, on: { change: (e) => go({ to: e.target.value }) } }),
       " ", el("button", { on: { click: () => go({ from: null, to: null }) } }, "Whole run"));
@@ -286,22 +312,29 @@
     const xa = pickAxis("x", axes.find((a) => a !== "arm") || axes[0]);
     const ya = pickAxis("y", axes.find((a) => a !== xa && a !== "arm") || null);
     const fa = pickAxis("facet", axes.includes("arm") && xa !== "arm" && ya !== "arm" ? "arm" : null);
-    const values = (a) => (a ? [...new Set(cells.map((x) => x.at[a]))] : [""]);
+    // Cells of arms without one of the chosen axes cannot be placed.
+    const placed = cells.filter((x) => [xa, ya, fa].every((a) => !a || x.at[a] !== undefined));
+    const dropped = [...new Set(cells.filter((x) => !placed.includes(x)).map((x) => x.at.arm))];
+    const values = (a) => (a ? [...new Set(placed.map((x) => x.at[a]))] : [""]);
     const xv = values(xa), yv = values(ya), fv = values(fa);
-    const all = cells.map((x) => x.mean).filter((v) => v !== null);
+    const all = placed.map((x) => x.mean).filter((v) => v !== null);
     const lo = Math.min(...all), hi = Math.max(...all);
     const sel = (k, v, opts) => el("select", { id: "hm-" + k, on: { change: (e) => go({ [k]: e.target.value }) } }, opts.map((o) => el("option", { value: o, selected: o === v }, o || "(none)")));
     const panels = fv.map((f) => {
       const cw = Math.max(18, Math.min(48, Math.floor(520 / xv.length))), ch = Math.max(14, Math.min(32, Math.floor(360 / yv.length)));
-      const ml = 90, mt = 24;
+      // Room for the longest y label, and for x labels turned when narrow.
+      const ml = 10 + 6.5 * Math.max(2, ...yv.map((y) => String(y).length)), mt = 24;
+      const turn = xv.some((x) => 6.5 * String(x).length > cw - 2);
+      const mb = turn ? 14 + 4.6 * Math.max(...xv.map((x) => String(x).length)) : 22;
       const title = fa ? `${fa} = ${f}` : m;
-      const w = Math.max(ml + cw * xv.length + 8, ml + 7 * title.length), h = mt + ch * yv.length + 40;
+      const caption = `${xa}${ya ? " \u00D7 " + ya : ""}`;
+      const w = Math.max(ml + cw * xv.length + 8, ml + 7.5 * Math.max(title.length, caption.length) + 8), h = mt + ch * yv.length + mb + 18;
       const g = sv("svg", { viewBox: `0 0 ${w} ${h}`, width: w, height: h, class: "heat", role: "img", "aria-label": `${m}${f ? " for " + f : ""}` });
       g.append(sv("text", { x: ml, y: 16, class: "title" }, title));
       yv.forEach((y, j) => {
         g.append(sv("text", { x: ml - 4, y: mt + j * ch + ch / 2 + 4, class: "tick end" }, ya ? y : ""));
         xv.forEach((x, i) => {
-          const hit = cells.filter((k) => k.at[xa] === x && (!ya || k.at[ya] === y) && (!fa || k.at[fa] === f) && k.mean !== null);
+          const hit = placed.filter((k) => k.at[xa] === x && (!ya || k.at[ya] === y) && (!fa || k.at[fa] === f) && k.mean !== null);
           if (!hit.length) return;
           const n = hit.reduce((s, k) => s + k.n, 0);
           const v = hit.reduce((s, k) => s + k.mean * k.n, 0) / n;
@@ -310,8 +343,13 @@
           g.append(r);
         });
       });
-      xv.forEach((x, i) => g.append(sv("text", { x: ml + i * cw + cw / 2, y: mt + yv.length * ch + 14, class: "tick mid" }, x)));
-      g.append(sv("text", { x: ml, y: mt + yv.length * ch + 32, class: "tick" }, `${xa}${ya ? " \u00D7 " + ya : ""}`));
+      xv.forEach((x, i) => {
+        const cx = ml + i * cw + cw / 2, cy = mt + yv.length * ch + 12;
+        g.append(turn
+          ? sv("text", { x: cx, y: cy, class: "tick end", transform: `rotate(-45 ${cx} ${cy})` }, x)
+          : sv("text", { x: cx, y: cy, class: "tick mid" }, x));
+      });
+      g.append(sv("text", { x: ml, y: mt + yv.length * ch + mb + 12, class: "tick" }, caption));
       return el("figure", {}, g);
     });
     const key = sv("svg", { width: 260, height: 34, viewBox: "0 0 260 34", class: "heat", role: "img", "aria-label": "colour scale" },
@@ -321,6 +359,7 @@
     return section("heatmap", "Heatmap",
       el("p", {}, el("label", {}, "x ", sel("x", xa, axes)), " ", el("label", {}, "y ", sel("y", ya || "", ["", ...axes])), " ", el("label", {}, "panels by ", sel("facet", fa || "", ["", ...axes])),
         ` \u2014 ${m} from ${num(lo)} (dark) to ${num(hi)} (light), mean over each cell's runs.`),
+      dropped.length ? el("p", { cls: "doc" }, `Left out: ${dropped.join(", ")} (no value on the chosen axes).`) : null,
       key, el("div", { cls: "panels" }, panels));
   }
 
@@ -364,21 +403,26 @@
     if (U.seed && r.seed !== null) from.set(U.seed, [String(r.seed), "the seed"]);
     for (const [k, x] of Object.entries(r.extra)) from.set(k, [x, "the run's design point"]);
     const params = U.base.map(([k, x]) => (from.has(k) ? [k, ...from.get(k)] : [k, x, ""]));
-    const siblings = [...runById.values()].filter((x) => x.variant === r.variant && x.scenario === r.scenario).map((x) => x.id);
+    const all = [...runById.values()].filter((x) => x.variant === r.variant && x.scenario === r.scenario).map((x) => x.id);
+    // The listed runs nearest this one, not hundreds of buttons.
+    const at = all.indexOf(r.id);
+    const siblings = all.slice(Math.max(0, at - 12), at + 13);
     const T = U.trajectories && U.trajectories.runs[String(r.id)];
     const chart = T ? lineChart(`run ${r.id}`, U.trajectories.columns.map((c, k) => ({ label: c, color: PALETTE[k % PALETTE.length], mean: T[k] })), U.trajectories.x, "fraction", 0, T[0].length - 1) : null;
     return section("run", `Run ${r.id}`,
       el("p", { id: "run-place" }, `${r.variant === null ? "" : L.variants[r.variant].label} \u2014 ${r.scenario === null ? "" : L.scenarios[r.scenario].label}, seed ${r.seed}${r.failed ? " \u2014 failed its identities" : ""}`),
-      el("p", {}, "Same arm and scenario: ", siblings.map((id) => el("button", { cls: id === r.id ? "current" : null, on: { click: () => go({ run: id }) } }, id))),
+      el("p", {}, `Same arm and scenario (${all.length} listed): `, siblings.map((id) => el("button", { cls: id === r.id ? "current" : null, on: { click: () => go({ run: id }) } }, id))),
+      T ? null : el("p", { cls: "doc" }, "This run's own trajectory is not in the report (see the note at the top); its scenario's mean curves are."),
       el("div", { cls: "two" },
         table(["metric", "value"], U.metrics.map((m, k) => [m, r.metrics[k]]), {}),
         table(["parameter", "value", "set by"], params, { page: 200 })),
-      chart ? el("div", { cls: "charts" }, chart, el("p", { cls: "legend" }, U.trajectories.columns.map((c, k) => el("span", {}, el("span", { cls: "swatch", "data-color": k % PALETTE.length }), c)))) : null,
+      chart ? el("div", { cls: "charts" }, chart, el("p", { cls: "legend" }, U.trajectories.columns.map((c, k) => el("span", {}, sv("svg", { width: 26, height: 10, class: "key" }, sv("line", { x1: 1, x2: 25, y1: 5, y2: 5, stroke: PALETTE[k % PALETTE.length], "stroke-width": 3 })), c)))) : null,
       el("p", {}, el("button", { on: { click: () => go({ run: null }) } }, "Close")));
   }
 
   let shownRun;
   function render() {
+    const focused = document.activeElement && document.activeElement.getAttribute("data-focus");
     readHash();
     const app = document.getElementById("app");
     const p = D.provenance;
@@ -397,13 +441,17 @@
     // A run opened from a table is shown at the top of the page.
     if (state.run !== undefined && state.run !== shownRun && shownRun !== undefined) window.scrollTo(0, 0);
     shownRun = state.run === undefined ? null : state.run;
+    if (focused) {
+      const again = document.querySelector(`[data-focus="${focused}"]`);
+      if (again) again.focus({ preventScroll: true });
+    }
   }
 
-  for (let k = 0; k < PALETTE.length; k++) {
-    // Swatch colours as a rule per index: the policy allows no inline styles.
-    document.styleSheets[0].insertRule(`.swatch[data-color="${k}"] { background: ${PALETTE[k]}; }`);
-  }
   window.addEventListener("hashchange", render);
+  window.addEventListener("popstate", render);
+  // Printed, every fold is open.
+  window.addEventListener("beforeprint", () => document.querySelectorAll("details").forEach((d) => { d.dataset.was = d.open ? "1" : ""; d.open = true; }));
+  window.addEventListener("afterprint", () => document.querySelectorAll("details").forEach((d) => { d.open = d.dataset.was === "1"; }));
   render();
   document.documentElement.dataset.readyMs = performance.now().toFixed(0);
 })();
