@@ -8,6 +8,7 @@
 mod assemble;
 mod chunk;
 pub mod estimate;
+mod job;
 pub mod layout;
 pub mod lock;
 mod race;
@@ -16,12 +17,12 @@ pub mod shards;
 pub mod tables;
 pub mod verify;
 
-use rayon::prelude::*;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use assemble::{assemble, remove_parts, Assembly};
+use assemble::remove_parts;
 pub use assemble::{failures_in, is_complete, merge};
+use job::Job;
 use layout::Layout;
 use tables::{tables, Table};
 
@@ -270,201 +271,6 @@ pub fn execute(
         .collect();
     result?;
     Ok(report)
-}
-
-/// What a run into a folder works with.
-struct Job<'a> {
-    target: &'a Layout,
-    work: &'a Layout,
-    tables: &'a [Table],
-    shard: Shard,
-    policies: &'a Policies,
-    progress: &'a (dyn Fn(Progress) + Sync),
-}
-
-impl Job<'_> {
-    fn mine(&self, c: u64) -> bool {
-        c % self.shard.count == self.shard.index
-    }
-
-    /// Runs the chunks of this shard not yet done, rung by rung for a
-    /// raced plan, and assembles the results when they are all there.
-    fn run(&self, plan: &mut Plan, opts: &Options, report: &mut Report) -> Result<(), RunError> {
-        let threads = opts.threads.unwrap_or(0);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| RunError::Pool {
-                threads,
-                message: e.to_string(),
-            })?;
-        let mut seen = 0;
-        loop {
-            report.chunks = plan.chunk_count();
-            let mut todo = Vec::new();
-            for c in (seen..plan.chunk_count()).filter(|&c| self.mine(c)) {
-                if chunk::done(self.work, plan, c) {
-                    report.chunks_resumed += 1;
-                    (self.progress)(Progress::Resumed(plan.chunk_runs(c).count() as u64));
-                } else {
-                    todo.push(c);
-                }
-            }
-            seen = plan.chunk_count();
-            if !self.chunks(&pool, plan, &todo, report)? {
-                return Ok(());
-            }
-            if plan.schedule().is_none_or(|s| s.finished()) {
-                break;
-            }
-            if self.shard.count > 1 && !self.wait_for_rung(&pool, plan, report)? {
-                return Ok(());
-            }
-            let decided = plan.schedule().map(|s| s.decisions.len());
-            race::grow(plan, self.work)?;
-            if plan.schedule().map(|s| s.decisions.len()) == decided {
-                return Err(RunError::Incomplete {
-                    dir: self.work.dir.display().to_string(),
-                    message: "a rung's runs are saved but cannot be read back to decide the race"
-                        .into(),
-                });
-            }
-            (self.progress)(Progress::Planned(plan.total));
-        }
-        let mine: Vec<u64> = (0..report.chunks).filter(|&c| self.mine(c)).collect();
-        report.runs_in_shard = mine
-            .iter()
-            .map(|&c| plan.chunk_runs(c).count() as u64)
-            .sum();
-        if self.shard.count > 1 {
-            return Ok(());
-        }
-        // A second pass reruns chunks whose parts assembly found damaged.
-        for pass in 0..2 {
-            match assemble(plan, self.work, self.tables) {
-                Ok(failures) => {
-                    report.failures = failures;
-                    report.assembled = true;
-                    break;
-                }
-                Err(Assembly::Damaged(chunks)) if pass == 0 => {
-                    for &c in &chunks {
-                        chunk::remove(self.work, self.tables, c)?;
-                    }
-                    report.redone.extend(&chunks);
-                    if !self.chunks(&pool, plan, &chunks, report)? {
-                        return Ok(());
-                    }
-                }
-                Err(Assembly::Damaged(chunks)) => {
-                    return Err(RunError::Incomplete {
-                        dir: self.work.dir.display().to_string(),
-                        message: format!(
-                            "chunks {chunks:?} were damaged again after being run again"
-                        ),
-                    })
-                }
-                Err(Assembly::Failed(e)) => return Err(e),
-            }
-        }
-        if self.work.is_staging() {
-            self.target
-                .promote(self.work, &table_names(self.tables), &plan.manifest.sources)?;
-        }
-        Ok(())
-    }
-
-    /// Runs `todo` over the pool; false when Ctrl-C stopped it.
-    fn chunks(
-        &self,
-        pool: &rayon::ThreadPool,
-        plan: &Plan,
-        todo: &[u64],
-        report: &mut Report,
-    ) -> Result<bool, RunError> {
-        let executed: Vec<Option<Vec<(u64, String)>>> = pool.install(|| {
-            todo.par_iter()
-                .map(|&c| {
-                    chunk::run(
-                        plan,
-                        self.work,
-                        self.tables,
-                        c,
-                        self.shard,
-                        self.policies,
-                        self.progress,
-                    )
-                })
-                .collect::<Result<_, _>>()
-        })?;
-        for (&c, ran) in todo.iter().zip(&executed) {
-            if ran.is_some() {
-                report.runs_executed += plan.chunk_runs(c).count() as u64;
-            }
-        }
-        report.chunks_done = (0..plan.chunk_count())
-            .filter(|&c| self.mine(c) && chunk::done(self.work, plan, c))
-            .count() as u64;
-        if executed.iter().any(Option::is_none) || interrupted() {
-            report.interrupted = true;
-            return Ok(false);
-        }
-        if self.shard.count > 1 {
-            report
-                .failures
-                .extend(executed.into_iter().flatten().flatten());
-        }
-        Ok(true)
-    }
-
-    /// A shard of a raced plan waits for the other shards' chunks of the
-    /// rung, and runs those of shards no process is running (so shards run
-    /// one after another never wait on each other). False on Ctrl-C.
-    fn wait_for_rung(
-        &self,
-        pool: &rayon::ThreadPool,
-        plan: &Plan,
-        report: &mut Report,
-    ) -> Result<bool, RunError> {
-        let mut said = false;
-        // Earlier rungs are decided, so only the last one can be missing.
-        let rung = plan
-            .schedule()
-            .map_or(0..plan.chunk_count(), |s| s.rung_chunks(s.rungs.len() - 1));
-        loop {
-            let missing: Vec<u64> = rung
-                .clone()
-                .filter(|&c| !chunk::done(self.work, plan, c))
-                .collect();
-            if missing.is_empty() {
-                return Ok(true);
-            }
-            let owner = |c: u64| Shard {
-                index: c % self.shard.count,
-                count: self.shard.count,
-            };
-            let free: Vec<u64> = missing
-                .iter()
-                .copied()
-                .filter(|&c| !lock::held(&self.target.dir, owner(c)))
-                .collect();
-            if !free.is_empty() {
-                if !self.chunks(pool, plan, &free, report)? {
-                    return Ok(false);
-                }
-                continue;
-            }
-            if !said {
-                (self.progress)(Progress::Waiting(missing.len() as u64));
-                said = true;
-            }
-            if interrupted() {
-                report.interrupted = true;
-                return Ok(false);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        }
-    }
 }
 
 fn table_names(tables: &[Table]) -> Vec<&str> {
