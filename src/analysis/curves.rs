@@ -55,6 +55,28 @@ impl<'a> Trajectories<'a> {
         })
     }
 
+    /// The mean curves of the `chosen` scenarios, streamed from the
+    /// folder's curve table (which the caller has checked is there).
+    pub fn read(
+        results: &crate::results::ResultsDir,
+        design: &'a Design,
+        chosen: &'a [usize],
+    ) -> crate::Result<Trajectories<'a>> {
+        let plan = &results.plan;
+        let (table, ..) = plan.model().curves().expect("a model with curves");
+        let mut acc = Trajectories::new(plan, design, chosen).expect("a model with curves");
+        let mut problem = None;
+        results.scan(table, &acc.names(), |row| {
+            if problem.is_none() {
+                problem = acc.add(row).err();
+            }
+        })?;
+        match problem {
+            Some(e) => Err(e.into()),
+            None => Ok(acc),
+        }
+    }
+
     /// The columns `add` takes, in order: run_id, x, then the curves.
     pub fn names(&self) -> Vec<&'static str> {
         let mut names = vec!["run_id", self.x_name];

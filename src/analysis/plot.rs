@@ -66,16 +66,7 @@ pub fn figures(results: &ResultsDir, req: &Request) -> Result<Figures> {
     let mut trajectories = Vec::new();
     match model.curves() {
         Some((table, ..)) if results.layout.table(table).is_file() => {
-            let mut acc = Trajectories::new(plan, &d, &chosen).expect("the model has curves");
-            let mut problem = None;
-            results.scan(table, &acc.names(), |row| {
-                if problem.is_none() {
-                    problem = acc.add(row).err();
-                }
-            })?;
-            if let Some(e) = problem {
-                return Err(e.into());
-            }
+            let acc = Trajectories::read(results, &d, &chosen)?;
             for (s, fig) in acc.figures(plan) {
                 trajectories.push((
                     format!("trajectories-{}", slug(&d.scenarios[s].label())),

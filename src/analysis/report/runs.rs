@@ -31,8 +31,10 @@ impl Section for Runs {
         let plan = &cx.results.plan;
         let model = plan.model();
         let metrics: Vec<&str> = model.headline_metrics().to_vec();
-        let cols = cx.results.runs_columns(&metrics)?;
-        let failed = cx.results.runs_columns(&["failed"])?.remove(0);
+        let mut asked = metrics.clone();
+        asked.push("failed");
+        let mut cols = cx.results.runs_columns(&asked)?;
+        let failed = cols.pop().expect("asked for failed");
         let listed = spread(plan.total, MAX_LISTED_RUNS);
         if (listed.len() as u64) < plan.total {
             notes.push(format!(

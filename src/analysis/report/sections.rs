@@ -49,10 +49,6 @@ const MAX_SUMMARY_ROWS: usize = 60_000;
 /// Ranked runs shown: the top of the table is what a reader reads.
 const MAX_RANKED: usize = 500;
 
-fn plan_total(cx: &Context) -> u64 {
-    cx.results.plan.total
-}
-
 /// Replaces a column of arm-variant labels by their indices into the
 /// layout's variants, which the page turns back into labels: a label can
 /// be a hundred characters and repeats in every row.
@@ -288,16 +284,7 @@ impl Section for Curves {
             ));
         }
         let chosen: Vec<usize> = (0..d.scenarios.len().min(MAX_CHART_SCENARIOS)).collect();
-        let mut acc = Trajectories::new(plan, d, &chosen).expect("the model has curves");
-        let mut problem = None;
-        cx.results.scan(table, &acc.names(), |row| {
-            if problem.is_none() {
-                problem = acc.add(row).err();
-            }
-        })?;
-        if let Some(e) = problem {
-            return Err(e.into());
-        }
+        let acc = Trajectories::read(cx.results, d, &chosen)?;
         let nums = |v: &[f64]| -> Vec<Json> { v.iter().map(|x| short(*x)).collect() };
         let figures: Vec<Json> = acc
             .figures(plan)
@@ -338,7 +325,7 @@ impl Section for Ranking {
         };
         let mut t = crate::analysis::rank::run(cx.results, false, None)?;
         t.rows.truncate(MAX_RANKED);
-        let total = plan_total(cx);
+        let total = cx.results.plan.total;
         if total > MAX_RANKED as u64 {
             notes.push(format!(
                 "ranking: the top {MAX_RANKED} of {total} runs are shown"
