@@ -1,5 +1,5 @@
 //! Finds the first difference between two JSON documents under the replay
-//! rule of witness-engine/1 section 8: discrete values (integers, strings,
+//! rule of witness-engine/1 (docs/models/cascade.md §13): discrete values (integers, strings,
 //! booleans, list lengths, keys) must be identical, floats may differ by at
 //! most a tolerance. Used by `replay` and by the golden tests.
 

@@ -14,7 +14,8 @@
 //! - `store`: every file format (Parquet, CSV, JSON, charts);
 //! - `results`, `analysis`: results folders read back, and the statistics
 //!   of the analysis verbs (pure);
-//! - `cli`: argument parsing, one library call and a writer per verb.
+//! - `cli`: argument parsing, one library call and a writer per verb;
+//! - `reference`: the generated pages of `docs/reference/`.
 
 pub mod analysis;
 pub mod cascade;
@@ -30,6 +31,7 @@ pub mod manifest;
 pub mod model;
 pub mod params;
 pub mod policy;
+pub mod reference;
 pub mod results;
 pub mod rng;
 pub mod runner;

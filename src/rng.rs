@@ -1,4 +1,4 @@
-//! The draw protocol of witness-engine/1 section 2: stream keys and the only
+//! The draw protocol of witness-engine/1 (docs/models/cascade.md §2): stream keys and the only
 //! two draws a model may take. Models get randomness from nowhere else, so a
 //! run is a pure function of its parameters on any thread count.
 //!
@@ -76,7 +76,7 @@ impl Stream {
     }
 }
 
-/// Stream tags of section 2.
+/// Stream tags (docs/models/cascade.md §2.3).
 pub mod tag {
     pub const GRAPH: u64 = 1;
     pub const EXPOSURE: u64 = 2;

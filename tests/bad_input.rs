@@ -226,7 +226,7 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             format!("{HEAD}[design]\nkind = \"list\"\nfile = \"nowhere.csv\"\n"),
             vec![":6:", "nowhere.csv", "cannot read"],
         ),
-        ("not TOML", format!("{HEAD}[grid\nseed = 1\n"), vec![":4:", "README"]),
+        ("not TOML", format!("{HEAD}[grid\nseed = 1\n"), vec![":4:", "docs/reference/manifest.md"]),
         (
             "a cross-parameter rule",
             format!("{HEAD}[fixed]\ngraph = \"modular\"\n[grid]\npopulation = [100, 8]\n"),

@@ -1,5 +1,5 @@
 //! Golden vectors computed by an independent implementation of
-//! witness-engine/1 (copied from shared/spec/vectors): discrete values must
+//! witness-engine/1 (tests/fixtures/vectors; see docs/models/cascade.md §15): discrete values must
 //! match exactly, floats within 1e-12.
 
 use serde_json::Value as Json;

@@ -612,25 +612,25 @@ fn policy_calls_holds_one_row_per_decision_and_verifies() {
         ));
 }
 
-/// The README's example policy and arm, as printed there, run and decide:
-/// the documentation cannot drift from what works.
+/// The guide's first policy and its manifest, as printed there, run and
+/// decide without falling back: the documentation cannot drift from what
+/// works (the docs test runs the same blocks, but only checks exit codes).
 #[test]
-fn the_readme_policy_example_runs_as_printed() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let section = &readme[readme.find("## External policies").unwrap()..];
+fn the_guides_first_policy_runs_as_printed() {
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide/external-policies.md"),
+    )
+    .unwrap();
+    let section = &guide[guide.find("## A first policy").unwrap()..];
     let block = |fence: &str| {
         let start = section.find(fence).unwrap() + fence.len();
         section[start..start + section[start..].find("```").unwrap()].to_string()
     };
-    let (arm, script) = (block("```toml\n"), block("```python\n"));
+    let script = block("```python file=experiments/mean.py\n");
+    let manifest = block("```toml file=experiments/mean-reader.toml\n");
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("mean.py"), script).unwrap();
-    let text = format!(
-        "[experiment]\nname = \"mean\"\nmodel = \"witness\"\n[fixed]\npopulation = 60\nrounds = 10\n\
-         [grid]\nseed = [1, 2]\n{arm}"
-    );
-    let m = write_manifest(tmp.path(), "mean.toml", &text);
+    let m = write_manifest(tmp.path(), "mean-reader.toml", &manifest);
     let out = tmp.path().join("out");
     witness()
         .args(["run", "-q"])
@@ -640,8 +640,9 @@ fn the_readme_policy_example_runs_as_printed() {
         .assert()
         .success();
     let runs = rows(&out, "runs");
-    assert_eq!(runs.len(), 2);
-    for r in &runs {
+    let mean: Vec<_> = runs.iter().filter(|r| r["arm"] == "mean-reader").collect();
+    assert_eq!(mean.len(), 4);
+    for r in mean {
         assert!(r["decisions"].parse::<u64>().unwrap() > 0, "{r:?}");
         assert_eq!(
             (r["fallbacks"].as_str(), r["failed"].as_str()),

@@ -1,4 +1,4 @@
-//! The `quorum` policy (witness-engine/1 section 10): the consequences the
+//! The `quorum` policy (docs/models/cascade.md §7.4): the consequences the
 //! spec lists, identities under every knob, and memory kept two ways.
 
 use proptest::prelude::*;
@@ -153,7 +153,7 @@ fn effective_parameters_follow_section_11() {
         }
     }
     assert!(!ignored("endorsement").contains(&"gain"));
-    // trust-v1 section 2: effective parameters as in engine section 11.
+    // The trust policy (cascade.md §7.3): effective parameters as in §12.
     assert!(ignored("trust").contains(&"gain") && !ignored("trust").contains(&"allocation"));
     assert!(QUORUM_PARAMS
         .names(PARAMS)

@@ -1,4 +1,4 @@
-//! Round 0 and the round loop of witness-engine/1 (sections 4 and 5).
+//! Round 0 and the round loop of witness-engine/1 (docs/models/cascade.md §4 and §5).
 //!
 //! Each round reads the previous snapshot and writes a second buffer, so no
 //! agent sees another's round-r state. Every agent-round draws from its own
@@ -333,7 +333,7 @@ impl Round<'_> {
     }
 }
 
-/// The trust-v1 value of a ledger (trust-v1 section 2): each root is its own
+/// The trust-v1 value of a ledger (docs/models/cascade.md §7.3): each root is its own
 /// independence group; the report is a review (base 0.6, confidence 0.7,
 /// reputation 1), the probe a usage signal agreeing with the truth.
 pub fn trust_belief(l: &Ledger, truth: bool) -> f64 {

@@ -1,4 +1,4 @@
-//! The single-run export of section 8 as a JSON document, the way back from
+//! The single-run export (docs/models/cascade.md §13) as a JSON document, the way back from
 //! an export's `config` to a parameter set (which `replay` needs), and the
 //! readable summary `simulate` prints. Pure: the CLI does the reading and
 //! writing.
@@ -172,7 +172,7 @@ pub fn describe(run: &Run) -> String {
     out
 }
 
-/// The cascade's export: section 8's document and the readable summary.
+/// The cascade's export: the document of cascade.md §13 and the readable summary.
 pub struct CascadeExport;
 
 impl Export for CascadeExport {

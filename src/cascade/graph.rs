@@ -1,4 +1,4 @@
-//! The four graph families of witness-engine/1 section 3, stored as CSR with
+//! The four graph families of witness-engine/1 (docs/models/cascade.md §3), stored as CSR with
 //! sorted neighbour lists (a message slot indexes into that order, so the
 //! order is part of the model). No family's draws depend on whether an edge
 //! already exists, so edges are proposed, then sorted and deduplicated once.

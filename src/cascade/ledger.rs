@@ -1,4 +1,4 @@
-//! An agent's source ledger (section 4): distinct roots in insertion order,
+//! An agent's source ledger (docs/models/cascade.md §4.2): distinct roots in insertion order,
 //! at most 12, where a verified root may displace the newest unverified one.
 //! Roots are small ids so a ledger is 13 bytes and copies cheaply between the
 //! two round buffers.

@@ -1,5 +1,5 @@
-//! Per-snapshot metrics, the run summary (section 6) and the accounting
-//! identities (section 7). Float sums run in agent order 0..N on one thread,
+//! Per-snapshot metrics, the run summary (docs/models/cascade.md §10) and
+//! the accounting identities (§11). Float sums run in agent order 0..N on one thread,
 //! so they do not depend on how a round was computed.
 
 use super::engine::{Agent, NOT_PENDING};
@@ -221,7 +221,7 @@ pub fn check_identities(
 }
 
 crate::record! {
-    /// A run's summary (section 6): its columns of `runs.parquet`.
+    /// A run's summary (cascade.md §10.2): its columns of `runs.parquet`.
     #[derive(Clone, Debug, PartialEq)]
     pub struct Summary {
         /// max over snapshots of mistaken / N

@@ -1,5 +1,5 @@
 //! The cascade behind the runner's `Model` boundary: a run is one engine
-//! simulation; its summary row is section 6's summary, and its detail
+//! simulation; its summary row is the run summary of docs/models/cascade.md §10.2, and its detail
 //! tables are the trajectory (one row per round) and the final agents.
 
 use super::config::{CascadeParams, Config, Policy};

@@ -1,4 +1,4 @@
-//! The `quorum` policy's private memory and count (section 10): each agent
+//! The `quorum` policy's private memory and count (docs/models/cascade.md §7.4): each agent
 //! remembers, per sender, the stance and ledger of its latest read, and
 //! moves toward a side only when enough live, filtered voices carry it.
 

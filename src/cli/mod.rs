@@ -5,6 +5,7 @@
 mod compare;
 mod describe;
 mod design;
+mod generate;
 mod merge;
 mod plan;
 mod plot;
@@ -166,6 +167,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Generated files: the reference pages of docs/reference, man pages,
+    /// shell completions. For packagers and the docs check.
+    #[command(hide = true)]
+    Generate(generate::GenerateArgs),
 }
 
 /// Runs a verb; the exit code on success (1 when a check failed).
@@ -200,6 +205,7 @@ pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
         Command::Report(a) => report::report(&a, registry),
         Command::Plot(a) => plot::plot(&a, registry),
         Command::Trust(t) => trust::run(t),
+        Command::Generate(a) => generate::generate(&a, registry),
     }
 }
 

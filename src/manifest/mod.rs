@@ -130,10 +130,7 @@ impl Manifest {
             let span = e.span().unwrap_or(0..0);
             cx.err(
                 span,
-                format!(
-                    "{} (see the manifest reference in README.md)",
-                    e.message().trim()
-                ),
+                format!("{} (see docs/reference/manifest.md)", e.message().trim()),
             )
         })?;
         let exp = raw.experiment.get_ref();

@@ -190,7 +190,7 @@ pub fn markdown(m: &dyn DynModel) -> String {
     out
 }
 
-fn columns_table(columns: &[super::Column]) -> String {
+pub(crate) fn columns_table(columns: &[super::Column]) -> String {
     let mut out =
         String::from("| column | type | nullable | bounds | meaning |\n|---|---|---|---|---|\n");
     for c in columns {

@@ -99,7 +99,7 @@ impl External {
         }
         let fallback = match raw.fallback.as_deref() {
             None | Some("fail_run") => Fallback::FailRun,
-            Some("") => return Err("fallback = \"\": allowed: \"fail_run\" or the model's safe action (\"read\" for the cascade, \"silent\" for the hive)".into()),
+            Some("") => return Err("fallback = \"\": allowed: \"fail_run\" or the model's safe action (\"read\" for the cascade, \"silent\" for the hive, \"pass\" for the harness)".into()),
             Some(action) => Fallback::Safe(action.to_string()),
         };
         Ok(External {

@@ -32,32 +32,32 @@ impl Table {
 
 pub const RUN_ID: Column =
     Column::new("run_id", ColType::Int, false, "the run's index in the plan");
-const RUN_KEY: Column = Column::new(
+pub const RUN_KEY: Column = Column::new(
     "run_key",
     ColType::Str,
     false,
     "16 hex digits of SHA-256 over the model and every resolved parameter",
 );
-const ARM: Column = Column::new("arm", ColType::Str, false, "the arm the run belongs to");
-const DESIGN_POINT: Column = Column::new(
+pub const ARM: Column = Column::new("arm", ColType::Str, false, "the arm the run belongs to");
+pub const DESIGN_POINT: Column = Column::new(
     "design_point",
     ColType::Int,
     false,
     "the run's point of the manifest's [design], from 0 in the design's order",
 );
-const RUNG: Column = Column::new(
+pub const RUNG: Column = Column::new(
     "rung",
     ColType::Int,
     false,
     "the rung of the manifest's [search] that ran the run, from 0",
 );
-const FAILED: Column = Column::new(
+pub const FAILED: Column = Column::new(
     "failed",
     ColType::Bool,
     false,
     "an accounting identity broke, or an external policy's decision could not be had",
 );
-const FAILURE: Column = Column::new(
+pub const FAILURE: Column = Column::new(
     "failure",
     ColType::Str,
     true,

@@ -4,17 +4,17 @@
 
 use super::parquet::Metadata;
 
-const MODEL: &str = "witness.model";
-const ENGINE: &str = "witness.engine_version";
-const CRATE: &str = "witness.crate_version";
-const MANIFEST: &str = "witness.manifest";
-const HASH: &str = "witness.manifest_sha256";
-const RUNS: &str = "witness.runs_total";
-const TABLE: &str = "witness.table";
-const CHUNK: &str = "witness.chunk";
-const SHARD: &str = "witness.shard";
-const DIGEST: &str = "witness.digest";
-const ROWS: &str = "witness.rows";
+pub(crate) const MODEL: &str = "witness.model";
+pub(crate) const ENGINE: &str = "witness.engine_version";
+pub(crate) const CRATE: &str = "witness.crate_version";
+pub(crate) const MANIFEST: &str = "witness.manifest";
+pub(crate) const HASH: &str = "witness.manifest_sha256";
+pub(crate) const RUNS: &str = "witness.runs_total";
+pub(crate) const TABLE: &str = "witness.table";
+pub(crate) const CHUNK: &str = "witness.chunk";
+pub(crate) const SHARD: &str = "witness.shard";
+pub(crate) const DIGEST: &str = "witness.digest";
+pub(crate) const ROWS: &str = "witness.rows";
 
 /// Metadata that is missing a key or holds a malformed value.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -27,7 +27,7 @@ crate::words! {
 }
 
 impl Verification {
-    /// The verification multiplier m_v (seed section 8).
+    /// The verification multiplier m_v (docs/models/trust.md §4.2).
     pub fn multiplier(self) -> f64 {
         match self {
             Verification::None => 0.5,

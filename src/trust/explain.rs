@@ -1,4 +1,4 @@
-//! The explanation stored with every score (seed section 11): exactly its
+//! The explanation stored with every score (docs/models/trust.md §5, scores): exactly its
 //! keys plus `superseded_by`, numbers at full precision, groups by root.
 
 use serde_json::{json, Value};

@@ -1,5 +1,4 @@
-//! trust-v1, the evidence model of `shared/seeds/trust-model.txt` as decided
-//! by trust-v1, as one pure module: independence groups and the Beta
+//! trust-v1, the evidence model of docs/models/trust.md, as one pure module: independence groups and the Beta
 //! posterior (used directly by the cascade's `trust` policy), and the full
 //! scorer behind `witness trust score` and the trust-sim model: evidence
 //! tables, weights, bounds, status, ratings, reputation and ranking.
@@ -65,7 +64,7 @@ impl Posterior {
     }
 }
 
-/// Signal weights of seed section 3: base x real_world x confidence x
+/// Signal weights (docs/models/trust.md §4.2): base x real_world x confidence x
 /// reputation x decay.
 pub fn weight(base: f64, real_world: bool, confidence: f64, reputation: f64, decay: f64) -> f64 {
     base * if real_world { 2.0 } else { 1.0 } * confidence * reputation * decay

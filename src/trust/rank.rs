@@ -1,4 +1,4 @@
-//! Retrieval ranking (seed section 9): items and claims ordered by
+//! Retrieval ranking (docs/models/trust.md §5, ranking): items and claims ordered by
 //! relevance x (0.25 + 0.75 x lower bound) x status factor x freshness,
 //! with relevance 1 (a query-independent prior) and ties broken by id.
 //! Nothing is hidden: disputed or incorrect targets rank lower, labelled.

@@ -1,4 +1,4 @@
-//! Contextual ratings (seed section 7): "how good is X for Y in context Z",
+//! Contextual ratings (docs/models/trust.md §5, ratings): "how good is X for Y in context Z",
 //! each actor's latest rating per target, context and dimension, grouped
 //! by root with the 2.0 cap and shrunk toward the dimension's mean with
 //! k = 3. The `''` context pools every context. `compare` answers for the

@@ -1,4 +1,4 @@
-//! Reputation (seed section 8, as trust-v1 decides it): weights read the
+//! Reputation (docs/models/trust.md §5, reputation): weights read the
 //! reputations of a previous run (or the starting value 0.6 x m_v), and this
 //! run's reputation output is computed from this run's scores, never fed
 //! back within the run, so scoring is one pass and converges across runs.

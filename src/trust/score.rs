@@ -1,4 +1,4 @@
-//! The trust-v1 scorer (seed sections 3 to 6 and 11, as trust-v1 decides
+//! The trust-v1 scorer (docs/models/trust.md §4 and §5, as trust-v1 decides
 //! them): for every revision, item and claim, the groups of its evidence by
 //! root controller (and by source family for claims), the Beta posterior
 //! with revision carry-over, the bounds, the counters, the status and the
@@ -95,7 +95,7 @@ pub fn decay(age_days: i64) -> f64 {
     0.5f64.powf(age_days as f64 / HALF_LIFE_DAYS)
 }
 
-/// A signal's weight before grouping (seed section 3), burst halving aside.
+/// A signal's weight before grouping (docs/models/trust.md §4.2), burst halving aside.
 pub fn signal_weight(s: &Signal, reputation: f64, today: i64) -> f64 {
     let usage = s.outcome.is_usage();
     let base = if usage {

@@ -1,5 +1,5 @@
-//! trust-v1's status rules (seed section 6) and the ranking factor each
-//! status carries (section 9). Rules run in the seed's order and the first
+//! trust-v1's status rules (docs/models/trust.md §4.8) and the ranking factor
+//! each status carries (§5, ranking). Rules run in the documented order and the first
 //! match wins; moderation never enters them.
 
 crate::words! {

@@ -1,4 +1,4 @@
-//! trust-sim's generated world (trust-v1 section 3): honest actors report
+//! trust-sim's generated world (docs/models/trust.md §8): honest actors report
 //! on claims whose true quality is drawn per claim, and one attack tries to
 //! lift bad claims. Everything is written as the scorer's input tables, so
 //! the simulation exercises exactly what `witness trust score` runs.

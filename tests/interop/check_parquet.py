@@ -1,12 +1,14 @@
 """Reads witness results with independent Parquet readers (pyarrow, DuckDB,
 pandas, polars) and checks row counts, column types and the manifest hash in
-the file metadata. Run by .ci/run; the README's loading snippets are the
-ones in `snippets()` below, so they are exercised on every CI run.
+the file metadata. Run by .ci/run; the loading snippets of
+docs/guide/loading-results.md and docs/guide/clusters.md (their ```python
+interop blocks) are executed here, so they are exercised on every CI run.
 
 usage: python3 tests/interop/check_parquet.py path/to/witness
 """
 
 import hashlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -23,28 +25,26 @@ RESULTS = None  # set in main: the results folder
 
 
 
+def doc_blocks(doc, results):
+    """Runs the ```python interop blocks of a guide page, in order, in one
+    namespace with `results` set: the page's snippets are what runs here."""
+    text = (Path(__file__).resolve().parents[2] / doc).read_text()
+    ns = {"results": str(results)}
+    blocks = re.findall(r"^```python interop\n(.*?)^```", text, re.S | re.M)
+    check(f"{doc}: has interop snippets", len(blocks) > 0, len(blocks))
+    for code in blocks:
+        exec(code, ns)
+    return ns
+
+
 def snippets(results):
-    # --- README: pandas ---
-    runs = pd.read_parquet(f"{results}/runs.parquet")
-    by_arm = runs.groupby("arm")["peak_mistaken"].mean()
-    # --- README: polars ---
-    traj = pl.read_parquet(f"{results}/trajectories.parquet")
-    curve = traj.join(pl.read_parquet(f"{results}/runs.parquet").select("run_id", "arm"), on="run_id") \
-        .group_by("arm", "round").agg(pl.col("mistaken").mean()).sort("arm", "round")
-    # --- README: DuckDB ---
-    con = duckdb.connect()
-    table = con.sql(f"""
-        SELECT arm, graph, avg(peak_mistaken) AS peak, avg(mean_mistaken) AS mean
-        FROM '{results}/runs.parquet' GROUP BY arm, graph ORDER BY arm, graph
-    """).fetchall()
-    return runs, by_arm, curve, table
+    ns = doc_blocks("docs/guide/loading-results.md", results)
+    return ns["runs"], ns["by_arm"], ns["curve"], ns["table"]
 
 
 def shard_snippets(results):
-    # --- README: reading shard parts before merge ---
-    runs_so_far = duckdb.sql(f"SELECT count(*) FROM '{results}/parts/runs/*.parquet'").fetchall()[0][0]
-    rounds_so_far = pl.scan_parquet(f"{results}/parts/trajectories/*.parquet").select(pl.len()).collect().item()
-    return runs_so_far, rounds_so_far
+    ns = doc_blocks("docs/guide/clusters.md", results)
+    return ns["runs_so_far"], ns["rounds_so_far"]
 
 
 def main():
