@@ -1,11 +1,19 @@
-//! An agent's source ledger (docs/models/cascade.md §4.2): distinct roots in insertion order,
-//! at most 12, where a verified root may displace the newest unverified one.
-//! Roots are small ids so a ledger is 13 bytes and copies cheaply between the
-//! two round buffers.
+//! An agent's source ledger (docs/models/cascade.md §4.2): the distinct
+//! roots it has heard, in the order it heard them.
+//!
+//! witness-engine/1 has two roots, so a ledger is one of five states:
+//! empty, one root, or both in either order. The order is kept because it is
+//! observable (an external policy's observation lists the roots as heard,
+//! and the trust policy sums its groups in that order). One byte and a
+//! lookup table make a merge, the engine's commonest step, a single load.
+//! The capacity rule (at most 12 roots, a verified root displacing the
+//! newest unverified one) can never apply to two roots; a version with more
+//! roots needs a general ledger again (decision 131).
 
+/// The most roots a ledger may hold; the identities check it.
 pub const CAPACITY: usize = 12;
 
-/// A root id. witness-engine/1 has two roots; the table below is the only
+/// A root id. witness-engine/1 has two roots; the tables below are the only
 /// place that knows them.
 pub type Root = u8;
 pub const REPORT: Root = 0;
@@ -28,59 +36,71 @@ pub fn polarity(root: Root, truth: bool) -> i32 {
     }
 }
 
+const EMPTY: u8 = 0;
+const R: u8 = 1;
+const P: u8 = 2;
+const RP: u8 = 3;
+const PR: u8 = 4;
+
+/// Each state's roots, in the order heard.
+const ROOTS: [&[Root]; 5] = [&[], &[REPORT], &[PROBE], &[REPORT, PROBE], &[PROBE, REPORT]];
+
+/// `INSERT[state][root]`: the state after hearing `root`.
+const INSERT: [[u8; 2]; 5] = [[R, P], [R, RP], [PR, P], [RP, RP], [PR, PR]];
+
+/// `MERGE[mine][theirs]`: my state after hearing a message's roots in its
+/// order, as inserting them one by one would leave it.
+const MERGE: [[u8; 5]; 5] = {
+    let mut m = [[0u8; 5]; 5];
+    let mut mine = 0;
+    while mine < 5 {
+        let mut theirs = 0;
+        while theirs < 5 {
+            let mut s = mine as u8;
+            let roots = ROOTS[theirs];
+            let mut k = 0;
+            while k < roots.len() {
+                s = INSERT[s as usize][roots[k] as usize];
+                k += 1;
+            }
+            m[mine][theirs] = s;
+            theirs += 1;
+        }
+        mine += 1;
+    }
+    m
+};
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Ledger {
-    len: u8,
-    roots: [Root; CAPACITY],
-}
+pub struct Ledger(u8);
 
 impl Ledger {
-    pub fn roots(&self) -> &[Root] {
-        &self.roots[..self.len as usize]
+    #[inline]
+    pub fn roots(&self) -> &'static [Root] {
+        ROOTS[self.0 as usize]
     }
 
     pub fn len(&self) -> usize {
-        self.len as usize
+        self.roots().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.0 == EMPTY
     }
 
-    /// A plain loop: `<[u8]>::contains` calls out to memchr, which costs more
-    /// than scanning a dozen bytes.
     #[inline]
-    #[allow(clippy::manual_contains)] // measured: memchr is slower here
     pub fn contains(&self, root: Root) -> bool {
-        self.roots().iter().any(|&r| r == root)
+        self.roots().contains(&root)
     }
 
+    #[inline]
     pub fn insert(&mut self, root: Root) {
-        if self.contains(root) {
-            return;
-        }
-        let n = self.len as usize;
-        if n < CAPACITY {
-            self.roots[n] = root;
-            self.len += 1;
-        } else if verified(root) {
-            if let Some(k) = self.roots().iter().rposition(|&r| !verified(r)) {
-                self.roots.copy_within(k + 1..n, k);
-                self.roots[n - 1] = root;
-            }
-        }
+        self.0 = INSERT[self.0 as usize][root as usize];
     }
 
-    /// Most messages carry nothing new (an empty ledger, or the reader's own
-    /// roots), so those cases return before scanning.
     #[inline]
     pub fn merge(&mut self, other: &Ledger) {
-        if other.len == 0 || other == self {
-            return;
-        }
-        for &r in other.roots() {
-            self.insert(r);
-        }
+        self.0 = MERGE[self.0 as usize][other.0 as usize];
     }
 
     /// Root names sorted, as exports list them.
@@ -95,6 +115,17 @@ impl Ledger {
 mod tests {
     use super::*;
 
+    /// The general rule the tables stand for: distinct roots in the order
+    /// heard, inserting a message's roots one by one.
+    fn by_rule(mut mine: Vec<Root>, theirs: &[Root]) -> Vec<Root> {
+        for &r in theirs {
+            if !mine.contains(&r) {
+                mine.push(r);
+            }
+        }
+        mine
+    }
+
     #[test]
     fn duplicates_are_ignored_and_order_is_insertion_order() {
         let mut l = Ledger::default();
@@ -106,19 +137,32 @@ mod tests {
     }
 
     #[test]
-    fn a_full_ledger_lets_a_verified_root_displace_the_newest_unverified() {
-        // Only reachable with more roots than this version has; build it by hand.
-        let mut l = Ledger {
-            len: CAPACITY as u8,
-            roots: [REPORT; CAPACITY],
-        };
-        l.roots[5] = 7; // a stand-in unverified root, the newest is at 11
-        l.insert(PROBE);
-        assert_eq!(l.len(), CAPACITY);
-        assert_eq!(l.roots()[CAPACITY - 1], PROBE);
-        assert_eq!(l.roots()[5], 7);
-        let before = l;
-        l.insert(9); // unverified into a full ledger is dropped
-        assert_eq!(l, before);
+    fn every_merge_equals_inserting_the_roots_in_order() {
+        let states: Vec<Ledger> = (0..5).map(Ledger).collect();
+        for mine in &states {
+            for theirs in &states {
+                let mut m = *mine;
+                m.merge(theirs);
+                assert_eq!(
+                    m.roots(),
+                    by_rule(mine.roots().to_vec(), theirs.roots()).as_slice(),
+                    "{mine:?} + {theirs:?}"
+                );
+                let mut one_by_one = *mine;
+                for &r in theirs.roots() {
+                    one_by_one.insert(r);
+                }
+                assert_eq!(m, one_by_one);
+            }
+        }
+    }
+
+    #[test]
+    fn every_state_is_reachable_and_distinct() {
+        let mut seen: Vec<Vec<Root>> = (0..5).map(|s| Ledger(s).roots().to_vec()).collect();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 5);
+        assert!(seen.iter().all(|s| s.len() <= CAPACITY));
     }
 }
