@@ -1,10 +1,14 @@
 //! Round 0 and the round loop of witness-engine/1 (docs/models/cascade.md §4 and §5).
 //!
-//! Each round reads the previous snapshot and writes a second buffer, so no
-//! agent sees another's round-r state. Every agent-round draws from its own
-//! stream and writes only its own slot, which is why the agents of a round
-//! may be computed in parallel with a bit-identical result: the only shared
-//! outputs are integer counters, whose sums do not depend on order.
+//! What neighbours read (beliefs and ledgers) is double-buffered: each
+//! round reads the previous snapshot and writes the other buffer, so no
+//! agent sees another's round-r state. What only the agent itself reads
+//! (its pending check, its count of requests, whether it is checked) is
+//! updated in place, so no round copies whole agents. Every agent-round
+//! draws from its own stream and writes only its own slots, which is why
+//! the agents of a round may be computed in parallel with a bit-identical
+//! result: the only shared outputs are integer counters, whose sums do not
+//! depend on order.
 
 use rayon::prelude::*;
 
@@ -33,6 +37,69 @@ pub struct Agent {
     pub requested: u32,
     pub ledger: Ledger,
     pub checked: bool,
+}
+
+/// What neighbours read, one buffer per snapshot.
+#[derive(Clone)]
+pub(super) struct Shared {
+    pub p: Vec<f64>,
+    pub ledger: Vec<Ledger>,
+}
+
+/// An agent's own state, updated in place: no other agent reads it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Own {
+    pub pending: u32,
+    pub requested: u32,
+    pub checked: bool,
+    /// A correction grounded the agent this round: its state is already in
+    /// the buffer being written, not in the snapshot.
+    corrected: bool,
+}
+
+impl Own {
+    fn of(a: &Agent) -> Own {
+        Own {
+            pending: a.pending,
+            requested: a.requested,
+            checked: a.checked,
+            corrected: false,
+        }
+    }
+
+    fn agent(&self, p: f64, ledger: Ledger) -> Agent {
+        Agent {
+            p,
+            pending: self.pending,
+            requested: self.requested,
+            ledger,
+            checked: self.checked,
+        }
+    }
+
+    fn store(&mut self, a: &Agent) {
+        self.pending = a.pending;
+        self.requested = a.requested;
+        self.checked = a.checked;
+    }
+}
+
+impl Shared {
+    fn of(agents: &[Agent]) -> Shared {
+        Shared {
+            p: agents.iter().map(|a| a.p).collect(),
+            ledger: agents.iter().map(|a| a.ledger).collect(),
+        }
+    }
+}
+
+/// Agent `i` as round `r` starts: corrected this round, or as the snapshot left it.
+fn current(i: usize, prev: &Shared, next: &Shared, own: &Own) -> Agent {
+    if own.corrected {
+        own.agent(next.p[i], next.ledger[i])
+    } else {
+        own.agent(prev.p[i], prev.ledger[i])
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +150,10 @@ fn simulate_full(
 ) -> Run {
     let n = cfg.population;
     let graph = Graph::build(cfg.seed, cfg.graph, n, &cfg.graph_params);
-    let mut prev = round_zero(cfg);
+    let start = round_zero(cfg);
+    let mut own: Vec<Own> = start.iter().map(Own::of).collect();
+    let mut prev = Shared::of(&start);
+    drop(start);
     let mut next = prev.clone();
     // Only the quorum policy writes here; for the others every table stays
     // empty (no heap), which keeps one code path for all policies.
@@ -92,15 +162,19 @@ fn simulate_full(
     let mut trajectory = Vec::with_capacity(cfg.rounds as usize + 1);
     let mut interventions = Vec::new();
     let mut violation = None;
-    let record =
-        |r: u32, agents: &[Agent], totals: &Counters, violation: &mut Option<Violation>| {
-            let (snap, out_of_bounds) = metrics::snapshot(r, cfg.truth, agents, totals);
-            if violation.is_none() {
-                *violation = metrics::check_identities(&snap, n as u64, agents, out_of_bounds);
-            }
-            snap
-        };
-    trajectory.push(record(0, &prev, &totals, &mut violation));
+    let record = |r: u32,
+                  snap: &Shared,
+                  own: &[Own],
+                  totals: &Counters,
+                  violation: &mut Option<Violation>| {
+        let (s, out_of_bounds) =
+            metrics::snapshot(r, cfg.truth, &snap.p, &snap.ledger, own, totals);
+        if violation.is_none() {
+            *violation = metrics::check_identities(&s, n as u64, &snap.p, &snap.ledger, out_of_bounds);
+        }
+        s
+    };
+    trajectory.push(record(0, &prev, &own, &totals, &mut violation));
     let parallel = match parallelism {
         Parallelism::Auto => n >= PARALLEL_FROM,
         Parallelism::Sequential => false,
@@ -108,16 +182,19 @@ fn simulate_full(
     };
     let mut events = cfg.corrections.iter().enumerate().peekable();
     for r in 1..=cfg.rounds {
-        next.copy_from_slice(&prev);
         while let Some((e, _)) = events.next_if(|(_, &round)| round == r) {
             let ids = correction_recipients(cfg.seed, e as u64, n);
             for &i in &ids {
-                let a = &mut next[i as usize];
+                let i = i as usize;
+                let mut a = current(i, &prev, &next, &own[i]);
                 if a.pending != NOT_PENDING {
                     a.pending = NOT_PENDING;
                     totals.canceled += 1;
                 }
-                ground(a, cfg.truth);
+                ground(&mut a, cfg.truth);
+                (next.p[i], next.ledger[i]) = (a.p, a.ledger);
+                own[i].store(&a);
+                own[i].corrected = true;
             }
             interventions.push(Intervention {
                 round: r,
@@ -126,10 +203,16 @@ fn simulate_full(
         }
         let round_key = key(cfg.seed, &[tag::AGENT_ROUND, cfg.replicate, r as u64]);
         if cfg.policy == Policy::External {
+            // Asked rounds are slow (a process answers); they work on whole
+            // agents, as the decision point describes them.
+            let before: Vec<Agent> = (0..n)
+                .map(|i| own[i].agent(prev.p[i], prev.ledger[i]))
+                .collect();
+            let mut work: Vec<Agent> = (0..n).map(|i| current(i, &prev, &next, &own[i])).collect();
             let mut d = Counters::default();
             let asked = match decide.as_deref_mut() {
                 Some(decide) => {
-                    external::round(cfg, &graph, &prev, &mut next, r, round_key, &mut d, decide)
+                    external::round(cfg, &graph, &before, &mut work, r, round_key, &mut d, decide)
                 }
                 None => Err(PolicyFailure {
                     key: format!("r{r}"),
@@ -139,9 +222,14 @@ fn simulate_full(
             if asked.is_err() {
                 break;
             }
+            for (i, a) in work.iter().enumerate() {
+                (next.p[i], next.ledger[i]) = (a.p, a.ledger);
+                own[i].store(a);
+                own[i].corrected = false;
+            }
             totals = totals + d;
             std::mem::swap(&mut prev, &mut next);
-            trajectory.push(record(r, &prev, &totals, &mut violation));
+            trajectory.push(record(r, &prev, &own, &totals, &mut violation));
             continue;
         }
         let round = Round {
@@ -149,24 +237,34 @@ fn simulate_full(
             key: round_key,
             cfg,
             graph: &graph,
-            prev: &prev,
+            p: &prev.p,
+            ledger: &prev.ledger,
             retention,
         };
-        let step = |(c, (chunk, mem)): (usize, (&mut [Agent], &mut [Memory]))| {
+        let step = |(c, (((p, l), o), mem)): (
+            usize,
+            (((&mut [f64], &mut [Ledger]), &mut [Own]), &mut [Memory]),
+        )| {
             let mut d = Counters::default();
-            for (k, (a, m)) in chunk.iter_mut().zip(mem).enumerate() {
-                round.act(c * CHUNK + k, a, m, &mut d);
+            for k in 0..p.len() {
+                round.act(c * CHUNK + k, &mut o[k], &mut p[k], &mut l[k], &mut mem[k], &mut d);
             }
             d
         };
         let delta = if parallel {
-            next.par_chunks_mut(CHUNK)
+            next.p
+                .par_chunks_mut(CHUNK)
+                .zip(next.ledger.par_chunks_mut(CHUNK))
+                .zip(own.par_chunks_mut(CHUNK))
                 .zip(memory.par_chunks_mut(CHUNK))
                 .enumerate()
                 .map(step)
                 .reduce(Counters::default, |a, b| a + b)
         } else {
-            next.chunks_mut(CHUNK)
+            next.p
+                .chunks_mut(CHUNK)
+                .zip(next.ledger.chunks_mut(CHUNK))
+                .zip(own.chunks_mut(CHUNK))
                 .zip(memory.chunks_mut(CHUNK))
                 .enumerate()
                 .map(step)
@@ -174,12 +272,15 @@ fn simulate_full(
         };
         totals = totals + delta;
         std::mem::swap(&mut prev, &mut next);
-        trajectory.push(record(r, &prev, &totals, &mut violation));
+        trajectory.push(record(r, &prev, &own, &totals, &mut violation));
     }
+    let agents = (0..n)
+        .map(|i| own[i].agent(prev.p[i], prev.ledger[i]))
+        .collect();
     Run {
         config: cfg.clone(),
         graph,
-        agents: prev,
+        agents,
         trajectory,
         interventions,
         violation,
@@ -269,21 +370,40 @@ struct Round<'a> {
     key: u64,
     cfg: &'a Config,
     graph: &'a Graph,
-    prev: &'a [Agent],
+    p: &'a [f64],
+    ledger: &'a [Ledger],
     retention: Retention,
 }
 
 impl Round<'_> {
-    /// Steps 2 and 3 for agent `i`, whose own state is `a` (already
-    /// corrected in step 1); messages come from the snapshot.
-    fn act(&self, i: usize, a: &mut Agent, memory: &mut Memory, d: &mut Counters) {
-        let Round {
-            r,
-            cfg,
-            graph,
-            prev,
-            ..
-        } = *self;
+    /// Agent `i`'s round: its state is loaded (corrected in step 1, or from
+    /// the snapshot), stepped, and written to its slots of the next buffer.
+    #[inline]
+    fn act(
+        &self,
+        i: usize,
+        own: &mut Own,
+        p: &mut f64,
+        ledger: &mut Ledger,
+        memory: &mut Memory,
+        d: &mut Counters,
+    ) {
+        let mut a = if own.corrected {
+            own.corrected = false;
+            own.agent(*p, *ledger)
+        } else {
+            own.agent(self.p[i], self.ledger[i])
+        };
+        self.step(i, &mut a, memory, d);
+        (*p, *ledger) = (a.p, a.ledger);
+        own.store(&a);
+    }
+
+    /// Steps 2 and 3 for agent `i`, whose own state is `a`; messages come
+    /// from the snapshot.
+    #[inline]
+    fn step(&self, i: usize, a: &mut Agent, memory: &mut Memory, d: &mut Counters) {
+        let Round { r, cfg, graph, .. } = *self;
         if a.pending == r {
             a.pending = NOT_PENDING;
             ground(a, cfg.truth);
@@ -301,14 +421,14 @@ impl Round<'_> {
         let mut heard = [0.0f64; SLOTS];
         for h in heard.iter_mut() {
             let j = nb[s.below(nb.len() as u64) as usize] as usize;
-            *h = prev[j].p;
-            a.ledger.merge(&prev[j].ledger);
+            *h = self.p[j];
+            a.ledger.merge(&self.ledger[j]);
             if cfg.policy == Policy::Quorum {
                 memory.write(
                     j as u32,
                     r,
-                    prev[j].p,
-                    &prev[j].ledger,
+                    self.p[j],
+                    &self.ledger[j],
                     cfg.quorum.window,
                     self.retention,
                 );

@@ -2,8 +2,8 @@
 //! the accounting identities (§11). Float sums run in agent order 0..N on one thread,
 //! so they do not depend on how a round was computed.
 
-use super::engine::{Agent, NOT_PENDING};
-use super::ledger::{CAPACITY, PROBE, REPORT};
+use super::engine::{Own, NOT_PENDING};
+use super::ledger::{Ledger, CAPACITY, PROBE, REPORT};
 use crate::model::{Position, Violation};
 
 /// Cumulative counters of a run.
@@ -98,10 +98,12 @@ pub fn side(p: f64) -> i8 {
 
 /// The metrics of one snapshot, and the first agent (if any) whose belief or
 /// ledger is out of bounds, found in the same pass.
-pub fn snapshot(
+pub(super) fn snapshot(
     round: u32,
     truth: bool,
-    agents: &[Agent],
+    p: &[f64],
+    ledger: &[Ledger],
+    own: &[Own],
     counters: &Counters,
 ) -> (Snapshot, Option<usize>) {
     let target = if truth { 1.0 } else { 0.0 };
@@ -125,28 +127,28 @@ pub fn snapshot(
         pending: 0,
     };
     let mut out_of_bounds = None;
-    for (i, a) in agents.iter().enumerate() {
-        if out_of_bounds.is_none() && (!(0.01..=0.99).contains(&a.p) || a.ledger.len() > CAPACITY) {
+    for (i, ((&p, l), o)) in p.iter().zip(ledger).zip(own).enumerate() {
+        if out_of_bounds.is_none() && (!(0.01..=0.99).contains(&p) || l.len() > CAPACITY) {
             out_of_bounds = Some(i);
         }
-        match side(a.p) {
+        match side(p) {
             1 => s.support += 1,
             -1 => s.refute += 1,
             _ => s.uncertain += 1,
         }
-        s.brier += (a.p - target) * (a.p - target);
-        s.mean_belief += a.p;
-        s.probe_reach += a.ledger.contains(PROBE) as u64;
-        s.report_reach += a.ledger.contains(REPORT) as u64;
-        s.checked += a.checked as u64;
-        s.pending += (a.pending != NOT_PENDING) as u64;
+        s.brier += (p - target) * (p - target);
+        s.mean_belief += p;
+        s.probe_reach += l.contains(PROBE) as u64;
+        s.report_reach += l.contains(REPORT) as u64;
+        s.checked += o.checked as u64;
+        s.pending += (o.pending != NOT_PENDING) as u64;
     }
     (s.correct, s.mistaken) = if truth {
         (s.support, s.refute)
     } else {
         (s.refute, s.support)
     };
-    let n = agents.len() as f64;
+    let n = p.len() as f64;
     s.brier /= n;
     s.mean_belief /= n;
     (s, out_of_bounds)
@@ -199,10 +201,11 @@ pub fn check_counts(s: &Snapshot, n: u64) -> Option<Violation> {
 
 /// The count identities plus the per-agent ones, given the first agent
 /// `snapshot` found out of bounds.
-pub fn check_identities(
+pub(super) fn check_identities(
     s: &Snapshot,
     n: u64,
-    agents: &[Agent],
+    p: &[f64],
+    ledger: &[Ledger],
     out_of_bounds: Option<usize>,
 ) -> Option<Violation> {
     if let Some(v) = check_counts(s, n) {
@@ -214,8 +217,8 @@ pub fn check_identities(
         at: Some(Position::Round(s.round as u64)),
         detail: format!(
             "agent {bad}: p {:?}, ledger size {}",
-            agents[bad].p,
-            agents[bad].ledger.len()
+            p[bad],
+            ledger[bad].len()
         ),
     })
 }
