@@ -16,7 +16,7 @@ use super::config::{Allocation, Config, Policy};
 use super::external::{self, Decide};
 use super::graph::Graph;
 use super::ledger::{self, Ledger, PROBE, REPORT};
-use super::metrics::{self, Counters, Snapshot};
+use super::metrics::{self, Counters, Snapshot, Tally};
 use super::quorum::Memory;
 pub use super::quorum::Retention;
 use crate::model::{PolicyFailure, Violation};
@@ -164,17 +164,17 @@ fn simulate_full(
     let mut violation = None;
     let record = |r: u32,
                   snap: &Shared,
-                  own: &[Own],
+                  tally: &Tally,
                   totals: &Counters,
                   violation: &mut Option<Violation>| {
-        let (s, out_of_bounds) =
-            metrics::snapshot(r, cfg.truth, &snap.p, &snap.ledger, own, totals);
+        let (s, out_of_bounds) = metrics::snapshot(r, cfg.truth, &snap.p, tally, totals);
         if violation.is_none() {
             *violation = metrics::check_identities(&s, n as u64, &snap.p, &snap.ledger, out_of_bounds);
         }
         s
     };
-    trajectory.push(record(0, &prev, &own, &totals, &mut violation));
+    let t0 = metrics::tally(&prev.p, &prev.ledger, &own);
+    trajectory.push(record(0, &prev, &t0, &totals, &mut violation));
     let parallel = match parallelism {
         Parallelism::Auto => n >= PARALLEL_FROM,
         Parallelism::Sequential => false,
@@ -229,7 +229,8 @@ fn simulate_full(
             }
             totals = totals + d;
             std::mem::swap(&mut prev, &mut next);
-            trajectory.push(record(r, &prev, &own, &totals, &mut violation));
+            let t = metrics::tally(&prev.p, &prev.ledger, &own);
+            trajectory.push(record(r, &prev, &t, &totals, &mut violation));
             continue;
         }
         let round = Round {
@@ -246,12 +247,16 @@ fn simulate_full(
             (((&mut [f64], &mut [Ledger]), &mut [Own]), &mut [Memory]),
         )| {
             let mut d = Counters::default();
+            let mut t = Tally::default();
             for k in 0..p.len() {
-                round.act(c * CHUNK + k, &mut o[k], &mut p[k], &mut l[k], &mut mem[k], &mut d);
+                let i = c * CHUNK + k;
+                round.act(i, &mut o[k], &mut p[k], &mut l[k], &mut mem[k], &mut d);
+                t.add(i, p[k], &l[k], o[k].checked, o[k].pending);
             }
-            d
+            (d, t)
         };
-        let delta = if parallel {
+        let add = |(d1, t1): (Counters, Tally), (d2, t2): (Counters, Tally)| (d1 + d2, t1 + t2);
+        let (delta, tally) = if parallel {
             next.p
                 .par_chunks_mut(CHUNK)
                 .zip(next.ledger.par_chunks_mut(CHUNK))
@@ -259,7 +264,7 @@ fn simulate_full(
                 .zip(memory.par_chunks_mut(CHUNK))
                 .enumerate()
                 .map(step)
-                .reduce(Counters::default, |a, b| a + b)
+                .reduce(Default::default, add)
         } else {
             next.p
                 .chunks_mut(CHUNK)
@@ -268,11 +273,11 @@ fn simulate_full(
                 .zip(memory.chunks_mut(CHUNK))
                 .enumerate()
                 .map(step)
-                .fold(Counters::default(), |a, b| a + b)
+                .fold(Default::default(), add)
         };
         totals = totals + delta;
         std::mem::swap(&mut prev, &mut next);
-        trajectory.push(record(r, &prev, &own, &totals, &mut violation));
+        trajectory.push(record(r, &prev, &tally, &totals, &mut violation));
     }
     let agents = (0..n)
         .map(|i| own[i].agent(prev.p[i], prev.ledger[i]))

@@ -36,27 +36,37 @@ pub fn polarity(root: Root, truth: bool) -> i32 {
     }
 }
 
-const EMPTY: u8 = 0;
-const R: u8 = 1;
-const P: u8 = 2;
-const RP: u8 = 3;
-const PR: u8 = 4;
+/// The five states. An enum, not a byte, so the compiler knows every
+/// table index below is in range.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+enum State {
+    #[default]
+    Empty,
+    R,
+    P,
+    RP,
+    PR,
+}
+use State::*;
+
+const STATES: [State; 5] = [Empty, R, P, RP, PR];
 
 /// Each state's roots, in the order heard.
 const ROOTS: [&[Root]; 5] = [&[], &[REPORT], &[PROBE], &[REPORT, PROBE], &[PROBE, REPORT]];
 
-/// `INSERT[state][root]`: the state after hearing `root`.
-const INSERT: [[u8; 2]; 5] = [[R, P], [R, RP], [PR, P], [RP, RP], [PR, PR]];
+/// `INSERT[state][root]`: the state after hearing `root` (report, probe).
+const INSERT: [[State; 2]; 5] = [[R, P], [R, RP], [PR, P], [RP, RP], [PR, PR]];
 
 /// `MERGE[mine][theirs]`: my state after hearing a message's roots in its
 /// order, as inserting them one by one would leave it.
-const MERGE: [[u8; 5]; 5] = {
-    let mut m = [[0u8; 5]; 5];
+const MERGE: [[State; 5]; 5] = {
+    let mut m = [[Empty; 5]; 5];
     let mut mine = 0;
     while mine < 5 {
         let mut theirs = 0;
         while theirs < 5 {
-            let mut s = mine as u8;
+            let mut s = STATES[mine];
             let roots = ROOTS[theirs];
             let mut k = 0;
             while k < roots.len() {
@@ -72,7 +82,7 @@ const MERGE: [[u8; 5]; 5] = {
 };
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Ledger(u8);
+pub struct Ledger(State);
 
 impl Ledger {
     #[inline]
@@ -85,17 +95,21 @@ impl Ledger {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0 == EMPTY
+        self.0 == Empty
     }
 
     #[inline]
     pub fn contains(&self, root: Root) -> bool {
-        self.roots().contains(&root)
+        match root {
+            REPORT => matches!(self.0, R | RP | PR),
+            PROBE => matches!(self.0, P | RP | PR),
+            _ => false,
+        }
     }
 
     #[inline]
     pub fn insert(&mut self, root: Root) {
-        self.0 = INSERT[self.0 as usize][root as usize];
+        self.0 = INSERT[self.0 as usize][(root == PROBE) as usize];
     }
 
     #[inline]
@@ -138,7 +152,7 @@ mod tests {
 
     #[test]
     fn every_merge_equals_inserting_the_roots_in_order() {
-        let states: Vec<Ledger> = (0..5).map(Ledger).collect();
+        let states: Vec<Ledger> = STATES.iter().map(|&s| Ledger(s)).collect();
         for mine in &states {
             for theirs in &states {
                 let mut m = *mine;
@@ -159,7 +173,7 @@ mod tests {
 
     #[test]
     fn every_state_is_reachable_and_distinct() {
-        let mut seen: Vec<Vec<Root>> = (0..5).map(|s| Ledger(s).roots().to_vec()).collect();
+        let mut seen: Vec<Vec<Root>> = STATES.iter().map(|&s| Ledger(s).roots().to_vec()).collect();
         seen.sort();
         seen.dedup();
         assert_eq!(seen.len(), 5);

@@ -96,62 +96,113 @@ pub fn side(p: f64) -> i8 {
     }
 }
 
-/// The metrics of one snapshot, and the first agent (if any) whose belief or
-/// ledger is out of bounds, found in the same pass.
+/// The integer metrics of a snapshot, counted agent by agent as the round
+/// writes them, so both cores share the work. Tallies of disjoint ranges of
+/// agents add up in any order; the first agent out of bounds is the lowest
+/// index any of them saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Tally {
+    support: u64,
+    refute: u64,
+    uncertain: u64,
+    probe_reach: u64,
+    report_reach: u64,
+    checked: u64,
+    pending: u64,
+    out_of_bounds: Option<usize>,
+}
+
+impl Tally {
+    /// Counts agent `i` as it ends the round.
+    #[inline]
+    pub fn add(&mut self, i: usize, p: f64, ledger: &Ledger, checked: bool, pending: u32) {
+        if self.out_of_bounds.is_none() && (!(0.01..=0.99).contains(&p) || ledger.len() > CAPACITY)
+        {
+            self.out_of_bounds = Some(i);
+        }
+        match side(p) {
+            1 => self.support += 1,
+            -1 => self.refute += 1,
+            _ => self.uncertain += 1,
+        }
+        self.probe_reach += ledger.contains(PROBE) as u64;
+        self.report_reach += ledger.contains(REPORT) as u64;
+        self.checked += checked as u64;
+        self.pending += (pending != NOT_PENDING) as u64;
+    }
+}
+
+impl std::ops::Add for Tally {
+    type Output = Tally;
+    fn add(self, o: Tally) -> Tally {
+        Tally {
+            support: self.support + o.support,
+            refute: self.refute + o.refute,
+            uncertain: self.uncertain + o.uncertain,
+            probe_reach: self.probe_reach + o.probe_reach,
+            report_reach: self.report_reach + o.report_reach,
+            checked: self.checked + o.checked,
+            pending: self.pending + o.pending,
+            out_of_bounds: match (self.out_of_bounds, o.out_of_bounds) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+        }
+    }
+}
+
+/// The tally of a whole snapshot, in one pass (round 0, asked rounds).
+pub(super) fn tally(p: &[f64], ledger: &[Ledger], own: &[Own]) -> Tally {
+    let mut t = Tally::default();
+    for (i, ((&p, l), o)) in p.iter().zip(ledger).zip(own).enumerate() {
+        t.add(i, p, l, o.checked, o.pending);
+    }
+    t
+}
+
+/// The metrics of one snapshot from its tally, and the first agent (if any)
+/// whose belief or ledger is out of bounds. The float means are summed here,
+/// in agent order on one thread, so they do not depend on how the round was
+/// split.
 pub(super) fn snapshot(
     round: u32,
     truth: bool,
     p: &[f64],
-    ledger: &[Ledger],
-    own: &[Own],
+    t: &Tally,
     counters: &Counters,
 ) -> (Snapshot, Option<usize>) {
     let target = if truth { 1.0 } else { 0.0 };
-    let mut s = Snapshot {
+    let (mut brier, mut mean_belief) = (0.0, 0.0);
+    for &p in p {
+        brier += (p - target) * (p - target);
+        mean_belief += p;
+    }
+    let (correct, mistaken) = if truth {
+        (t.support, t.refute)
+    } else {
+        (t.refute, t.support)
+    };
+    let n = p.len() as f64;
+    let s = Snapshot {
         round,
-        support: 0,
-        refute: 0,
-        uncertain: 0,
-        correct: 0,
-        mistaken: 0,
-        brier: 0.0,
-        mean_belief: 0.0,
-        probe_reach: 0,
-        report_reach: 0,
-        checked: 0,
+        support: t.support,
+        refute: t.refute,
+        uncertain: t.uncertain,
+        correct,
+        mistaken,
+        brier: brier / n,
+        mean_belief: mean_belief / n,
+        probe_reach: t.probe_reach,
+        report_reach: t.report_reach,
+        checked: t.checked,
         requested: counters.requested,
         completed: counters.completed,
         canceled: counters.canceled,
         messages: counters.messages,
         effort: counters.effort,
-        pending: 0,
+        pending: t.pending,
     };
-    let mut out_of_bounds = None;
-    for (i, ((&p, l), o)) in p.iter().zip(ledger).zip(own).enumerate() {
-        if out_of_bounds.is_none() && (!(0.01..=0.99).contains(&p) || l.len() > CAPACITY) {
-            out_of_bounds = Some(i);
-        }
-        match side(p) {
-            1 => s.support += 1,
-            -1 => s.refute += 1,
-            _ => s.uncertain += 1,
-        }
-        s.brier += (p - target) * (p - target);
-        s.mean_belief += p;
-        s.probe_reach += l.contains(PROBE) as u64;
-        s.report_reach += l.contains(REPORT) as u64;
-        s.checked += o.checked as u64;
-        s.pending += (o.pending != NOT_PENDING) as u64;
-    }
-    (s.correct, s.mistaken) = if truth {
-        (s.support, s.refute)
-    } else {
-        (s.refute, s.support)
-    };
-    let n = p.len() as f64;
-    s.brier /= n;
-    s.mean_belief /= n;
-    (s, out_of_bounds)
+    (s, t.out_of_bounds)
 }
 
 /// The identities every snapshot must satisfy, derived from its metrics
