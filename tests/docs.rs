@@ -285,7 +285,13 @@ fn blocks(markdown: &str) -> Vec<Block> {
 /// nothing they might have written before.
 fn sandbox() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for sub in ["experiments", "policies", "examples", "benches/manifests", "docs/img"] {
+    for sub in [
+        "experiments",
+        "policies",
+        "examples",
+        "benches/manifests",
+        "docs/img",
+    ] {
         copy_dir(&root().join(sub), &dir.path().join(sub));
     }
     dir

@@ -169,7 +169,8 @@ fn simulate_full(
                   violation: &mut Option<Violation>| {
         let (s, out_of_bounds) = metrics::snapshot(r, cfg.truth, &snap.p, tally, totals);
         if violation.is_none() {
-            *violation = metrics::check_identities(&s, n as u64, &snap.p, &snap.ledger, out_of_bounds);
+            *violation =
+                metrics::check_identities(&s, n as u64, &snap.p, &snap.ledger, out_of_bounds);
         }
         s
     };
@@ -211,9 +212,9 @@ fn simulate_full(
             let mut work: Vec<Agent> = (0..n).map(|i| current(i, &prev, &next, &own[i])).collect();
             let mut d = Counters::default();
             let asked = match decide.as_deref_mut() {
-                Some(decide) => {
-                    external::round(cfg, &graph, &before, &mut work, r, round_key, &mut d, decide)
-                }
+                Some(decide) => external::round(
+                    cfg, &graph, &before, &mut work, r, round_key, &mut d, decide,
+                ),
                 None => Err(PolicyFailure {
                     key: format!("r{r}"),
                     message: "no external policy to ask".into(),

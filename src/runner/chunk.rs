@@ -92,8 +92,14 @@ pub fn run(
             ..metadata(plan, table.name)
         };
         let batch = parquet::batch(&table.columns, &rows);
-        parquet::write(&path, &table.columns, [batch], &meta.to_kv())
-            .map_err(|e| RunError::write(&path, e))?;
+        parquet::write_as(
+            &path,
+            &table.columns,
+            [batch],
+            &meta.to_kv(),
+            parquet::Codec::Part,
+        )
+        .map_err(|e| RunError::write(&path, e))?;
         crate::crash::point("part written");
     }
     Ok(Some(failures))

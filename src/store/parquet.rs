@@ -280,11 +280,24 @@ impl Batch {
     }
 }
 
-fn properties(kv: &[(String, String)]) -> WriterProperties {
+/// How a file is compressed. Results use zstd: small, and read many times.
+/// A chunk's parts live only until assembly reads them once, so they use
+/// Snappy, which sets up nothing per page: creating zstd's contexts for
+/// every page of every part (and again to read them) was a tenth of a grid
+/// of small runs. Every reader of the results reads both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Codec {
+    Results,
+    Part,
+}
+
+fn properties(kv: &[(String, String)], codec: Codec) -> WriterProperties {
+    let compression = match codec {
+        Codec::Results => Compression::ZSTD(ZstdLevel::try_new(3).expect("valid level")),
+        Codec::Part => Compression::SNAPPY,
+    };
     WriterProperties::builder()
-        .set_compression(Compression::ZSTD(
-            ZstdLevel::try_new(3).expect("valid level"),
-        ))
+        .set_compression(compression)
         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
         .set_created_by(format!("witness {}", env!("CARGO_PKG_VERSION")))
         .set_key_value_metadata(Some(
@@ -295,7 +308,7 @@ fn properties(kv: &[(String, String)]) -> WriterProperties {
         .build()
 }
 
-/// Writes batches into a Parquet file atomically: either the whole file
+/// Writes batches into a results file atomically: either the whole file
 /// appears, or the old one (if any) stays.
 pub fn write(
     path: &Path,
@@ -303,11 +316,22 @@ pub fn write(
     batches: impl IntoIterator<Item = Result<Batch, StoreError>>,
     kv: &[(String, String)],
 ) -> Result<(), StoreError> {
+    write_as(path, columns, batches, kv, Codec::Results)
+}
+
+/// `write` with the given compression.
+pub fn write_as(
+    path: &Path,
+    columns: &[Column],
+    batches: impl IntoIterator<Item = Result<Batch, StoreError>>,
+    kv: &[(String, String)],
+    codec: Codec,
+) -> Result<(), StoreError> {
     let schema = arrow_schema(columns);
     let mut failed = None;
     let result = super::atomic::write_with(path, |f| {
         let run = || -> Result<(), StoreError> {
-            let mut w = ArrowWriter::try_new(f, schema.clone(), Some(properties(kv)))?;
+            let mut w = ArrowWriter::try_new(f, schema.clone(), Some(properties(kv, codec)))?;
             for b in batches {
                 w.write(&b?.0)?;
             }
@@ -334,7 +358,11 @@ pub fn to_bytes(
     kv: &[(String, String)],
 ) -> Result<Vec<u8>, StoreError> {
     let mut out = Vec::new();
-    let mut w = ArrowWriter::try_new(&mut out, arrow_schema(columns), Some(properties(kv)))?;
+    let mut w = ArrowWriter::try_new(
+        &mut out,
+        arrow_schema(columns),
+        Some(properties(kv, Codec::Results)),
+    )?;
     w.write(&batch(columns, rows)?.0)?;
     w.close()?;
     Ok(out)
