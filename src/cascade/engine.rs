@@ -12,21 +12,24 @@
 
 use rayon::prelude::*;
 
-use super::config::{Allocation, Config, Policy};
+use super::belief::LedgerBeliefs;
+pub use super::belief::{belief_from_ledger, clip, trust_belief};
+use super::config::{Config, Policy};
 use super::external::{self, Decide};
 use super::graph::Graph;
-use super::ledger::{self, Ledger, PROBE, REPORT};
+use super::ledger::{Ledger, PROBE, REPORT};
 use super::metrics::{self, Counters, Snapshot, Tally};
 use super::quorum::Memory;
 pub use super::quorum::Retention;
+use super::round::{current, Own, Round, Shared};
 use crate::model::{PolicyFailure, Violation};
-use crate::rng::{extend, key, tag, Stream};
+use crate::rng::{key, tag, Stream};
 
 pub const NOT_PENDING: u32 = u32::MAX;
 pub(super) const SLOTS: usize = 4;
 /// Below this population a round is not worth splitting across threads.
 const PARALLEL_FROM: usize = 32_768;
-const CHUNK: usize = 4_096;
+pub(super) const CHUNK: usize = 4_096;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Agent {
@@ -37,69 +40,6 @@ pub struct Agent {
     pub requested: u32,
     pub ledger: Ledger,
     pub checked: bool,
-}
-
-/// What neighbours read, one buffer per snapshot.
-#[derive(Clone)]
-pub(super) struct Shared {
-    pub p: Vec<f64>,
-    pub ledger: Vec<Ledger>,
-}
-
-/// An agent's own state, updated in place: no other agent reads it.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Own {
-    pub pending: u32,
-    pub requested: u32,
-    pub checked: bool,
-    /// A correction grounded the agent this round: its state is already in
-    /// the buffer being written, not in the snapshot.
-    corrected: bool,
-}
-
-impl Own {
-    fn of(a: &Agent) -> Own {
-        Own {
-            pending: a.pending,
-            requested: a.requested,
-            checked: a.checked,
-            corrected: false,
-        }
-    }
-
-    fn agent(&self, p: f64, ledger: Ledger) -> Agent {
-        Agent {
-            p,
-            pending: self.pending,
-            requested: self.requested,
-            ledger,
-            checked: self.checked,
-        }
-    }
-
-    fn store(&mut self, a: &Agent) {
-        self.pending = a.pending;
-        self.requested = a.requested;
-        self.checked = a.checked;
-    }
-}
-
-impl Shared {
-    fn of(agents: &[Agent]) -> Shared {
-        Shared {
-            p: agents.iter().map(|a| a.p).collect(),
-            ledger: agents.iter().map(|a| a.ledger).collect(),
-        }
-    }
-}
-
-/// Agent `i` as round `r` starts: corrected this round, or as the snapshot left it.
-fn current(i: usize, prev: &Shared, next: &Shared, own: &Own) -> Agent {
-    if own.corrected {
-        own.agent(next.p[i], next.ledger[i])
-    } else {
-        own.agent(prev.p[i], prev.ledger[i])
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,6 +121,7 @@ fn simulate_full(
         Parallelism::Sequential => false,
         Parallelism::Parallel => true,
     };
+    let beliefs = LedgerBeliefs::new(cfg.policy, cfg.truth);
     let mut events = cfg.corrections.iter().enumerate().peekable();
     for r in 1..=cfg.rounds {
         while let Some((e, _)) = events.next_if(|(_, &round)| round == r) {
@@ -242,21 +183,10 @@ fn simulate_full(
             p: &prev.p,
             ledger: &prev.ledger,
             retention,
+            beliefs: &beliefs,
         };
-        let step = |(c, (((p, l), o), mem)): (
-            usize,
-            (((&mut [f64], &mut [Ledger]), &mut [Own]), &mut [Memory]),
-        )| {
-            let mut d = Counters::default();
-            let mut t = Tally::default();
-            for k in 0..p.len() {
-                let i = c * CHUNK + k;
-                round.act(i, &mut o[k], &mut p[k], &mut l[k], &mut mem[k], &mut d);
-                t.add(i, p[k], &l[k], o[k].checked, o[k].pending);
-            }
-            (d, t)
-        };
-        let add = |(d1, t1): (Counters, Tally), (d2, t2): (Counters, Tally)| (d1 + d2, t1 + t2);
+        let step = |(c, chunk)| round.chunk(c, chunk);
+        let add = |(d1, t1): (Counters, _), (d2, t2): (Counters, _)| (d1 + d2, t1 + t2);
         let (delta, tally) = if parallel {
             next.p
                 .par_chunks_mut(CHUNK)
@@ -353,198 +283,9 @@ pub(super) fn request_check(cfg: &Config, a: &mut Agent, r: u32, d: &mut Counter
     }
 }
 
-fn check_probability(cfg: &Config, p: f64) -> f64 {
-    let c = cfg.communication;
-    match (cfg.policy, cfg.allocation) {
-        (Policy::Reserved, _) => (1.0 - c).max(0.15),
-        (_, Allocation::Fixed) => 1.0 - c,
-        (_, Allocation::Adaptive) => {
-            let q = 2.0 * (p - 0.5).abs();
-            (1.0 - c) * (1.0 - 0.85 * q)
-        }
-    }
-}
-
-pub fn clip(x: f64) -> f64 {
-    x.clamp(0.01, 0.99)
-}
-
-/// What every agent of round `r` shares: the snapshot it reads and the
-/// prefix `key(seed, 3, replicate, r)` of each agent's stream key.
-struct Round<'a> {
-    r: u32,
-    key: u64,
-    cfg: &'a Config,
-    graph: &'a Graph,
-    p: &'a [f64],
-    ledger: &'a [Ledger],
-    retention: Retention,
-}
-
-impl Round<'_> {
-    /// Agent `i`'s round: its state is loaded (corrected in step 1, or from
-    /// the snapshot), stepped, and written to its slots of the next buffer.
-    #[inline]
-    fn act(
-        &self,
-        i: usize,
-        own: &mut Own,
-        p: &mut f64,
-        ledger: &mut Ledger,
-        memory: &mut Memory,
-        d: &mut Counters,
-    ) {
-        let mut a = if own.corrected {
-            own.corrected = false;
-            own.agent(*p, *ledger)
-        } else {
-            own.agent(self.p[i], self.ledger[i])
-        };
-        self.step(i, &mut a, memory, d);
-        (*p, *ledger) = (a.p, a.ledger);
-        own.store(&a);
-    }
-
-    /// Steps 2 and 3 for agent `i`, whose own state is `a`; messages come
-    /// from the snapshot.
-    #[inline]
-    fn step(&self, i: usize, a: &mut Agent, memory: &mut Memory, d: &mut Counters) {
-        let Round { r, cfg, graph, .. } = *self;
-        if a.pending == r {
-            a.pending = NOT_PENDING;
-            ground(a, cfg.truth);
-            d.completed += 1;
-        }
-        let mut s = Stream::new(extend(self.key, i as u64));
-        if !a.checked && a.pending == NOT_PENDING {
-            let u = s.unit();
-            if u < check_probability(cfg, a.p) {
-                request_check(cfg, a, r, d);
-                return;
-            }
-        }
-        let nb = graph.neighbours(i);
-        let mut heard = [0.0f64; SLOTS];
-        for h in heard.iter_mut() {
-            let j = nb[s.below(nb.len() as u64) as usize] as usize;
-            *h = self.p[j];
-            a.ledger.merge(&self.ledger[j]);
-            if cfg.policy == Policy::Quorum {
-                memory.write(
-                    j as u32,
-                    r,
-                    self.p[j],
-                    &self.ledger[j],
-                    cfg.quorum.window,
-                    self.retention,
-                );
-            }
-        }
-        d.messages += SLOTS as u64;
-        d.effort += SLOTS as u64;
-        if a.checked {
-            return;
-        }
-        a.p = match cfg.policy {
-            Policy::Endorsement => {
-                let m = (((heard[0] + heard[1]) + heard[2]) + heard[3]) / 4.0;
-                let social = 1.0 / (1.0 + (-cfg.gain * (m - 0.5)).exp());
-                clip(0.55 * a.p + 0.45 * social)
-            }
-            Policy::SourceAware | Policy::Reserved => belief_from_ledger(&a.ledger, cfg.truth),
-            Policy::Quorum => clip(0.55 * a.p + 0.45 * memory.target(r, &cfg.quorum, cfg.truth)),
-            Policy::Trust => trust_belief(&a.ledger, cfg.truth),
-            Policy::External => unreachable!("external rounds are asked, not computed"),
-        };
-    }
-}
-
-/// The trust-v1 value of a ledger (docs/models/cascade.md §7.3): each root is its own
-/// independence group; the report is a review (base 0.6, confidence 0.7,
-/// reputation 1), the probe a usage signal agreeing with the truth.
-pub fn trust_belief(l: &Ledger, truth: bool) -> f64 {
-    use crate::trust::{
-        weight, Group, Posterior, BASE_REVIEW, BASE_USAGE, DEFAULT_REVIEW_CONFIDENCE,
-    };
-    let groups: Vec<Group> = l
-        .roots()
-        .iter()
-        .map(|&root| {
-            if ledger::verified(root) {
-                Group {
-                    weight: weight(BASE_USAGE, false, 1.0, 1.0, 1.0),
-                    polarity: if ledger::polarity(root, truth) > 0 {
-                        1.0
-                    } else {
-                        0.0
-                    },
-                }
-            } else {
-                Group {
-                    weight: weight(BASE_REVIEW, false, DEFAULT_REVIEW_CONFIDENCE, 1.0, 1.0),
-                    polarity: 1.0,
-                }
-            }
-        })
-        .collect();
-    clip(Posterior::new(1.0, 1.0, &groups).value())
-}
-
-/// ln(0.68 / 0.32): one root's log-odds. Computed once, not per read.
-static LOG_ODDS_STEP: std::sync::LazyLock<f64> = std::sync::LazyLock::new(|| (0.68f64 / 0.32).ln());
-
-/// Source tracking: a verified root decides; otherwise one log-odds step per
-/// distinct root, so copies of one report never add up.
-pub fn belief_from_ledger(l: &Ledger, truth: bool) -> f64 {
-    let verified: i32 = l
-        .roots()
-        .iter()
-        .filter(|&&r| ledger::verified(r))
-        .map(|&r| ledger::polarity(r, truth))
-        .sum();
-    if verified > 0 {
-        return 0.99;
-    }
-    if verified < 0 {
-        return 0.01;
-    }
-    let step = *LOG_ODDS_STEP;
-    let log_odds = l.roots().iter().fold(0.0, |acc, &r| {
-        acc + ledger::polarity(r, truth) as f64 * step
-    });
-    clip(1.0 / (1.0 + (-log_odds.clamp(-4.6, 4.6)).exp()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn one_positive_root_gives_the_documented_belief() {
-        let mut l = Ledger::default();
-        assert_eq!(belief_from_ledger(&l, false), 0.5);
-        l.insert(REPORT);
-        assert_eq!(belief_from_ledger(&l, false), 0.6799999999999999);
-        l.insert(PROBE);
-        assert_eq!(belief_from_ledger(&l, false), 0.01);
-        assert_eq!(belief_from_ledger(&l, true), 0.99);
-    }
-
-    #[test]
-    fn trust_beliefs_match_the_check_values_of_trust_md() {
-        let mut report = Ledger::default();
-        report.insert(REPORT);
-        assert!((trust_belief(&report, false) - 0.5868).abs() < 5e-5);
-        let mut probe = Ledger::default();
-        probe.insert(PROBE);
-        assert!((trust_belief(&probe, true) - 2.0 / 3.0).abs() < 1e-15);
-        assert!((trust_belief(&probe, false) - 1.0 / 3.0).abs() < 1e-15);
-        let mut both = report;
-        both.insert(PROBE);
-        assert!((trust_belief(&both, true) - 0.7076).abs() < 5e-5);
-        assert!((trust_belief(&both, false) - 0.4152).abs() < 5e-5);
-        assert_eq!(trust_belief(&Ledger::default(), true), 0.5);
-    }
 
     #[test]
     fn correction_recipients_are_distinct_and_one_percent_rounded_up() {

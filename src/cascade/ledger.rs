@@ -85,6 +85,15 @@ const MERGE: [[State; 5]; 5] = {
 pub struct Ledger(State);
 
 impl Ledger {
+    /// Every state a ledger can be in, in `index` order.
+    pub const ALL: [Ledger; 5] = [Ledger(Empty), Ledger(R), Ledger(P), Ledger(RP), Ledger(PR)];
+
+    /// The state's position in `ALL`, for tables indexed by ledger.
+    #[inline]
+    pub fn index(&self) -> usize {
+        self.0 as usize
+    }
+
     #[inline]
     pub fn roots(&self) -> &'static [Root] {
         ROOTS[self.0 as usize]

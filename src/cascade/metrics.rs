@@ -2,8 +2,9 @@
 //! the accounting identities (§11). Float sums run in agent order 0..N on one thread,
 //! so they do not depend on how a round was computed.
 
-use super::engine::{Own, NOT_PENDING};
+use super::engine::NOT_PENDING;
 use super::ledger::{Ledger, CAPACITY, PROBE, REPORT};
+use super::round::Own;
 use crate::model::{Position, Violation};
 
 /// Cumulative counters of a run.

@@ -2,6 +2,7 @@
 //! spreads over a graph of agents under different belief policies. The
 //! algorithm lives in the engine modules; `model` adapts it to the runner.
 
+pub mod belief;
 pub mod config;
 pub mod engine;
 pub mod export;
@@ -11,6 +12,7 @@ pub mod ledger;
 pub mod metrics;
 pub mod model;
 pub mod quorum;
+mod round;
 
 pub use model::{Cascade, MODEL};
 

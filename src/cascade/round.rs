@@ -1,0 +1,201 @@
+//! One round of the built-in policies (docs/models/cascade.md §5): the two
+//! buffers neighbours read, each agent's own state kept in place, and the
+//! per-agent step, compiled once per kind of policy.
+
+use super::belief::{check_probability, clip, LedgerBeliefs};
+use super::config::{Config, Policy};
+use super::engine::{ground, request_check, Agent, CHUNK, NOT_PENDING, SLOTS};
+use super::graph::Graph;
+use super::ledger::Ledger;
+use super::metrics::{Counters, Tally};
+use super::quorum::{Memory, Retention};
+use crate::rng::{extend, Stream};
+
+/// What neighbours read, one buffer per snapshot.
+#[derive(Clone)]
+pub(super) struct Shared {
+    pub p: Vec<f64>,
+    pub ledger: Vec<Ledger>,
+}
+
+/// An agent's own state, updated in place: no other agent reads it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Own {
+    pub pending: u32,
+    pub requested: u32,
+    pub checked: bool,
+    /// A correction grounded the agent this round: its state is already in
+    /// the buffer being written, not in the snapshot.
+    pub corrected: bool,
+}
+
+impl Own {
+    pub fn of(a: &Agent) -> Own {
+        Own {
+            pending: a.pending,
+            requested: a.requested,
+            checked: a.checked,
+            corrected: false,
+        }
+    }
+
+    pub fn agent(&self, p: f64, ledger: Ledger) -> Agent {
+        Agent {
+            p,
+            pending: self.pending,
+            requested: self.requested,
+            ledger,
+            checked: self.checked,
+        }
+    }
+
+    pub fn store(&mut self, a: &Agent) {
+        self.pending = a.pending;
+        self.requested = a.requested;
+        self.checked = a.checked;
+    }
+}
+
+impl Shared {
+    pub fn of(agents: &[Agent]) -> Shared {
+        Shared {
+            p: agents.iter().map(|a| a.p).collect(),
+            ledger: agents.iter().map(|a| a.ledger).collect(),
+        }
+    }
+}
+
+/// Agent `i` as round `r` starts: corrected this round, or as the snapshot left it.
+pub(super) fn current(i: usize, prev: &Shared, next: &Shared, own: &Own) -> Agent {
+    if own.corrected {
+        own.agent(next.p[i], next.ledger[i])
+    } else {
+        own.agent(prev.p[i], prev.ledger[i])
+    }
+}
+
+/// What every agent of round `r` shares: the snapshot it reads and the
+/// prefix `key(seed, 3, replicate, r)` of each agent's stream key.
+pub(super) struct Round<'a> {
+    pub r: u32,
+    pub key: u64,
+    pub cfg: &'a Config,
+    pub graph: &'a Graph,
+    pub p: &'a [f64],
+    pub ledger: &'a [Ledger],
+    pub retention: Retention,
+    pub beliefs: &'a LedgerBeliefs,
+}
+
+/// The policies the round loop is compiled for, one copy each, so no
+/// agent-round asks which policy it runs.
+const ENDORSEMENT: u8 = 0;
+const LEDGER_ONLY: u8 = 1;
+const QUORUM: u8 = 2;
+
+/// The slots of one chunk of agents in the next buffer, with their own
+/// state and quorum memory.
+pub(super) type Chunk<'b> = (
+    ((&'b mut [f64], &'b mut [Ledger]), &'b mut [Own]),
+    &'b mut [Memory],
+);
+
+impl Round<'_> {
+    /// Runs chunk `c` of agents: their moves, and the tally of the state
+    /// they end the round in.
+    pub fn chunk(&self, c: usize, chunk: Chunk) -> (Counters, Tally) {
+        match self.cfg.policy {
+            Policy::Endorsement => self.chunk_as::<ENDORSEMENT>(c, chunk),
+            Policy::SourceAware | Policy::Reserved | Policy::Trust => {
+                self.chunk_as::<LEDGER_ONLY>(c, chunk)
+            }
+            Policy::Quorum => self.chunk_as::<QUORUM>(c, chunk),
+            Policy::External => unreachable!("external rounds are asked, not computed"),
+        }
+    }
+
+    fn chunk_as<const K: u8>(&self, c: usize, (((p, l), o), mem): Chunk) -> (Counters, Tally) {
+        let mut d = Counters::default();
+        let mut t = Tally::default();
+        for k in 0..p.len() {
+            let i = c * CHUNK + k;
+            self.act::<K>(i, &mut o[k], &mut p[k], &mut l[k], &mut mem[k], &mut d);
+            t.add(i, p[k], &l[k], o[k].checked, o[k].pending);
+        }
+        (d, t)
+    }
+
+    /// Agent `i`'s round: its state is loaded (corrected in step 1, or from
+    /// the snapshot), stepped, and written to its slots of the next buffer.
+    #[inline]
+    fn act<const K: u8>(
+        &self,
+        i: usize,
+        own: &mut Own,
+        p: &mut f64,
+        ledger: &mut Ledger,
+        memory: &mut Memory,
+        d: &mut Counters,
+    ) {
+        let mut a = if own.corrected {
+            own.corrected = false;
+            own.agent(*p, *ledger)
+        } else {
+            own.agent(self.p[i], self.ledger[i])
+        };
+        self.step::<K>(i, &mut a, memory, d);
+        (*p, *ledger) = (a.p, a.ledger);
+        own.store(&a);
+    }
+
+    /// Steps 2 and 3 for agent `i`, whose own state is `a`; messages come
+    /// from the snapshot.
+    #[inline]
+    fn step<const K: u8>(&self, i: usize, a: &mut Agent, memory: &mut Memory, d: &mut Counters) {
+        let Round { r, cfg, graph, .. } = *self;
+        if a.pending == r {
+            a.pending = NOT_PENDING;
+            ground(a, cfg.truth);
+            d.completed += 1;
+        }
+        let mut s = Stream::new(extend(self.key, i as u64));
+        if !a.checked && a.pending == NOT_PENDING {
+            let u = s.unit();
+            if u < check_probability(cfg, a.p) {
+                request_check(cfg, a, r, d);
+                return;
+            }
+        }
+        let nb = graph.neighbours(i);
+        let mut heard = [0.0f64; SLOTS];
+        for h in heard.iter_mut() {
+            let j = nb[s.below(nb.len() as u64) as usize] as usize;
+            *h = self.p[j];
+            a.ledger.merge(&self.ledger[j]);
+            if K == QUORUM {
+                memory.write(
+                    j as u32,
+                    r,
+                    self.p[j],
+                    &self.ledger[j],
+                    cfg.quorum.window,
+                    self.retention,
+                );
+            }
+        }
+        d.messages += SLOTS as u64;
+        d.effort += SLOTS as u64;
+        if a.checked {
+            return;
+        }
+        a.p = match K {
+            ENDORSEMENT => {
+                let m = (((heard[0] + heard[1]) + heard[2]) + heard[3]) / 4.0;
+                let social = 1.0 / (1.0 + (-cfg.gain * (m - 0.5)).exp());
+                clip(0.55 * a.p + 0.45 * social)
+            }
+            LEDGER_ONLY => self.beliefs.of(&a.ledger),
+            _ => clip(0.55 * a.p + 0.45 * memory.target(r, &cfg.quorum, cfg.truth)),
+        };
+    }
+}
