@@ -8,7 +8,7 @@
 //! lookup table make a merge, the engine's commonest step, a single load.
 //! The capacity rule (at most 12 roots, a verified root displacing the
 //! newest unverified one) can never apply to two roots; a version with more
-//! roots needs a general ledger again (decision 131).
+//! roots needs a general ledger again (decision 132).
 
 /// The most roots a ledger may hold; the identities check it.
 pub const CAPACITY: usize = 12;
