@@ -122,6 +122,12 @@ impl Round<'_> {
             self.act::<K>(i, &mut o[k], &mut p[k], &mut l[k], &mut mem[k], &mut d);
             t.add(i, p[k], &l[k], o[k].checked, o[k].pending);
         }
+        // Every agent either requested a check (counted as it did) or read
+        // its four slots; counting the reads here keeps two counters out of
+        // the loop.
+        let reads = p.len() as u64 - d.requested;
+        d.messages += SLOTS as u64 * reads;
+        d.effort += SLOTS as u64 * reads;
         (d, t)
     }
 
@@ -183,8 +189,6 @@ impl Round<'_> {
                 );
             }
         }
-        d.messages += SLOTS as u64;
-        d.effort += SLOTS as u64;
         if a.checked {
             return;
         }
