@@ -282,9 +282,10 @@ impl Batch {
 
 /// How a file is compressed. Results use zstd: small, and read many times.
 /// A chunk's parts live only until assembly reads them once, so they use
-/// Snappy, which sets up nothing per page: creating zstd's contexts for
-/// every page of every part (and again to read them) was a tenth of a grid
-/// of small runs. Every reader of the results reads both.
+/// Snappy, which sets up nothing per page, and no dictionaries: creating
+/// zstd's contexts for every page of every part (and again to read them)
+/// was a tenth of a grid of small runs. Every reader of the results reads
+/// both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Codec {
     Results,
@@ -298,6 +299,9 @@ fn properties(kv: &[(String, String)], codec: Codec) -> WriterProperties {
     };
     WriterProperties::builder()
         .set_compression(compression)
+        // A part is read once: plain pages cost less to write than
+        // dictionaries (whose interning was the writer's largest cost).
+        .set_dictionary_enabled(codec == Codec::Results)
         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
         .set_created_by(format!("witness {}", env!("CARGO_PKG_VERSION")))
         .set_key_value_metadata(Some(
