@@ -1,7 +1,9 @@
 //! The four graph families of witness-engine/1 (docs/models/cascade.md §3), stored as CSR with
 //! sorted neighbour lists (a message slot indexes into that order, so the
 //! order is part of the model). No family's draws depend on whether an edge
-//! already exists, so edges are proposed, then sorted and deduplicated once.
+//! already exists, so edges are proposed, placed into per-node lists by
+//! counting, and each short list is sorted and deduplicated on its own: the
+//! build is linear in the edges, not a sort of all of them.
 
 use super::config::{Family, GraphParams};
 use crate::rng::{tag, Stream};
@@ -14,11 +16,8 @@ pub struct Graph {
 impl Graph {
     pub fn build(seed: u64, family: Family, n: usize, gp: &GraphParams) -> Graph {
         let mut s = Stream::keyed(seed, &[tag::GRAPH, family.code()]);
-        let mut edges: Vec<u64> = Vec::with_capacity(n * 2 + n / 8);
-        let mut add = |a: usize, b: usize| {
-            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-            edges.push(((lo as u64) << 32) | hi as u64);
-        };
+        let mut edges: Vec<(u32, u32)> = Vec::with_capacity(n * 2 + n / 8);
+        let mut add = |a: usize, b: usize| edges.push((a as u32, b as u32));
         for i in 0..n {
             add(i, (i + 1) % n);
         }
@@ -79,33 +78,49 @@ impl Graph {
                 }
             }
         }
-        edges.sort_unstable();
-        edges.dedup();
-        Graph::from_sorted_edges(n, &edges)
+        Graph::from_edges(n, &edges)
     }
 
-    /// Edges sorted by (lo, hi) fill each node's list already ascending:
-    /// lower neighbours arrive first (as `hi` of earlier edges), then higher.
-    fn from_sorted_edges(n: usize, edges: &[u64]) -> Graph {
-        let split = |e: u64| ((e >> 32) as usize, (e & 0xFFFF_FFFF) as usize);
+    /// The simple graph of `edges` (which may repeat): each node's list by
+    /// counting, then sorted and deduplicated in place and compacted.
+    fn from_edges(n: usize, edges: &[(u32, u32)]) -> Graph {
         let mut offsets = vec![0usize; n + 1];
-        for &e in edges {
-            let (a, b) = split(e);
-            offsets[a + 1] += 1;
-            offsets[b + 1] += 1;
+        for &(a, b) in edges {
+            offsets[a as usize + 1] += 1;
+            offsets[b as usize + 1] += 1;
         }
         for i in 0..n {
             offsets[i + 1] += offsets[i];
         }
         let mut fill = offsets.clone();
         let mut neighbours = vec![0u32; offsets[n]];
-        for &e in edges {
-            let (a, b) = split(e);
-            neighbours[fill[a]] = b as u32;
-            fill[a] += 1;
-            neighbours[fill[b]] = a as u32;
-            fill[b] += 1;
+        for &(a, b) in edges {
+            neighbours[fill[a as usize]] = b;
+            fill[a as usize] += 1;
+            neighbours[fill[b as usize]] = a;
+            fill[b as usize] += 1;
         }
+        // Sort and deduplicate each list, moving it down over the gaps the
+        // duplicates before it left.
+        let mut write = 0;
+        let mut start = 0;
+        for i in 0..n {
+            let end = offsets[i + 1];
+            neighbours[start..end].sort_unstable();
+            offsets[i] = write;
+            let mut last = None;
+            for k in start..end {
+                let v = neighbours[k];
+                if last != Some(v) {
+                    neighbours[write] = v;
+                    write += 1;
+                    last = Some(v);
+                }
+            }
+            start = end;
+        }
+        offsets[n] = write;
+        neighbours.truncate(write);
         let g = Graph {
             offsets,
             neighbours,
