@@ -4,6 +4,7 @@
 //! moment harmless: final tables, then the seal, then the parts go. A
 //! folder is complete exactly when its seal matches its files.
 
+use rayon::prelude::*;
 use std::path::Path;
 
 use super::chunk;
@@ -58,90 +59,19 @@ pub fn assemble(
     tables: &[Table],
 ) -> Result<Vec<(u64, String)>, Assembly> {
     let chunks = plan.chunk_count();
-    let mut failures = Vec::new();
     let per_block = block_chunks(chunks);
+    // The tables are independent files: encode them at once, one per
+    // thread, and report the first table's problem in table order.
+    let done: Vec<_> = tables
+        .par_iter()
+        .map(|t| assemble_table(plan, layout, tables, t, chunks, per_block))
+        .collect();
+    let mut failures = Vec::new();
     let mut sealed = Vec::new();
-    for table in tables {
-        let mut next_id = 0u64;
-        let mut problem: Option<Assembly> = None;
-        let mut rows = 0u64;
-        // Each part's record, checked as the part is opened.
-        let mut rec: Vec<(String, u64)> = Vec::with_capacity(chunks as usize);
-        let mut foreign = false;
-        let batches = (0..chunks).flat_map(|c| {
-            let path = layout.part(table.name, c);
-            let located = |e: StoreError| StoreError::Format(format!("{}: {e}", path.display()));
-            let reader = match parquet::open(&path) {
-                Ok(r) => r,
-                Err(e) => {
-                    foreign = true;
-                    return vec![Err(located(e))];
-                }
-            };
-            match FileMeta::from_kv(&reader.metadata) {
-                Ok(m) if chunk::belongs(&m, plan, table.name, c) => {
-                    rec.push((m.digest.unwrap_or_default(), m.rows.unwrap_or(0)));
-                    reader.map(|b| b.map_err(&located)).collect::<Vec<_>>()
-                }
-                _ => {
-                    foreign = true;
-                    vec![Err(located(StoreError::Format(
-                        "not this chunk's part".into(),
-                    )))]
-                }
-            }
-        });
-        let checked = batches.map(|b| {
-            let b = b?;
-            rows += b.num_rows() as u64;
-            if table.is_runs() {
-                check_ids(&b, &mut next_id, &mut failures).map_err(|e| {
-                    problem.get_or_insert(Assembly::Failed(RunError::Incomplete {
-                        dir: layout.dir.display().to_string(),
-                        message: e.clone(),
-                    }));
-                    StoreError::Format(e)
-                })?;
-            }
-            Ok(b)
-        });
-        let path = layout.table(table.name);
-        let kv = metadata(plan, table.name).to_kv();
-        let written = parquet::write(&path, &table.columns, checked, &kv);
-        if foreign || matches!(&written, Err(e) if !matches!(e, StoreError::Io(_))) {
-            // Find every damaged chunk of every table at once, so one pass
-            // of reruns heals them all.
-            return Err(Assembly::Damaged(damaged_chunks(plan, layout, tables)));
-        }
-        if let Err(e) = written {
-            return Err(problem.unwrap_or(Assembly::Failed(RunError::write(&path, e))));
-        }
-        crate::crash::point("final table written");
-        let recorded: u64 = rec.iter().map(|r| r.1).sum();
-        if (table.is_runs() && next_id != plan.total) || rows != recorded {
-            let _ = std::fs::remove_file(&path);
-            return Err(Assembly::Failed(RunError::Incomplete {
-                dir: layout.dir.display().to_string(),
-                message: format!(
-                    "the parts of {} hold {rows} rows where they record {recorded} (runs 0..{next_id} of {}); \
-                     remove the folder's parts/ and run again",
-                    table.name, plan.total
-                ),
-            }));
-        }
-        let (sha256, bytes) = file_sha256(&path).map_err(|e| RunError::io(&path, e))?;
-        let blocks = rec
-            .chunks(per_block as usize)
-            .map(|b| combine(b.iter().map(|(d, _)| d.as_str())))
-            .collect();
-        sealed.push(SealedTable {
-            name: table.name.into(),
-            file: format!("{}.parquet", table.name),
-            bytes,
-            sha256,
-            rows,
-            blocks,
-        });
+    for d in done {
+        let (table, f) = d?;
+        sealed.push(table);
+        failures.extend(f);
     }
     let seal = Seal {
         witness: env!("CARGO_PKG_VERSION").into(),
@@ -157,6 +87,102 @@ pub fn assemble(
     crate::crash::point("seal written");
     remove_parts(layout)?;
     Ok(failures)
+}
+
+/// One table's final file from its parts; its seal entry and, for `runs`,
+/// the runs whose identities failed.
+fn assemble_table(
+    plan: &Plan,
+    layout: &Layout,
+    tables: &[Table],
+    table: &Table,
+    chunks: u64,
+    per_block: u64,
+) -> Result<(SealedTable, Vec<(u64, String)>), Assembly> {
+    let mut failures = Vec::new();
+    let mut next_id = 0u64;
+    let mut problem: Option<Assembly> = None;
+    let mut rows = 0u64;
+    // Each part's record, checked as the part is opened.
+    let mut rec: Vec<(String, u64)> = Vec::with_capacity(chunks as usize);
+    let mut foreign = false;
+    let batches = (0..chunks).flat_map(|c| {
+        let path = layout.part(table.name, c);
+        let located = |e: StoreError| StoreError::Format(format!("{}: {e}", path.display()));
+        let reader = match parquet::open(&path) {
+            Ok(r) => r,
+            Err(e) => {
+                foreign = true;
+                return vec![Err(located(e))];
+            }
+        };
+        match FileMeta::from_kv(&reader.metadata) {
+            Ok(m) if chunk::belongs(&m, plan, table.name, c) => {
+                rec.push((m.digest.unwrap_or_default(), m.rows.unwrap_or(0)));
+                reader.map(|b| b.map_err(&located)).collect::<Vec<_>>()
+            }
+            _ => {
+                foreign = true;
+                vec![Err(located(StoreError::Format(
+                    "not this chunk's part".into(),
+                )))]
+            }
+        }
+    });
+    let checked = batches.map(|b| {
+        let b = b?;
+        rows += b.num_rows() as u64;
+        if table.is_runs() {
+            check_ids(&b, &mut next_id, &mut failures).map_err(|e| {
+                problem.get_or_insert(Assembly::Failed(RunError::Incomplete {
+                    dir: layout.dir.display().to_string(),
+                    message: e.clone(),
+                }));
+                StoreError::Format(e)
+            })?;
+        }
+        Ok(b)
+    });
+    let path = layout.table(table.name);
+    let kv = metadata(plan, table.name).to_kv();
+    let written = parquet::write(&path, &table.columns, checked, &kv);
+    if foreign || matches!(&written, Err(e) if !matches!(e, StoreError::Io(_))) {
+        // Find every damaged chunk of every table at once, so one pass
+        // of reruns heals them all.
+        return Err(Assembly::Damaged(damaged_chunks(plan, layout, tables)));
+    }
+    if let Err(e) = written {
+        return Err(problem.unwrap_or(Assembly::Failed(RunError::write(&path, e))));
+    }
+    crate::crash::point("final table written");
+    let recorded: u64 = rec.iter().map(|r| r.1).sum();
+    if (table.is_runs() && next_id != plan.total) || rows != recorded {
+        let _ = std::fs::remove_file(&path);
+        return Err(Assembly::Failed(RunError::Incomplete {
+            dir: layout.dir.display().to_string(),
+            message: format!(
+                "the parts of {} hold {rows} rows where they record {recorded} (runs 0..{next_id} of {}); \
+                 remove the folder's parts/ and run again",
+                table.name, plan.total
+            ),
+        }));
+    }
+    let (sha256, bytes) = file_sha256(&path).map_err(|e| RunError::io(&path, e))?;
+    let blocks = rec
+        .chunks(per_block as usize)
+        .map(|b| combine(b.iter().map(|(d, _)| d.as_str())))
+        .collect();
+    Ok((
+        SealedTable {
+            name: table.name.into(),
+            file: format!("{}.parquet", table.name),
+            bytes,
+            sha256,
+            rows,
+            blocks,
+        },
+        failures,
+    ))
 }
 
 /// Compresses the record logs of external arms and lists them for the seal.
