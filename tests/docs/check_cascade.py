@@ -12,6 +12,9 @@ import math
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import doc_blocks  # noqa: E402 - beside this script
 import time
 
 TOLERANCE = 1e-12
@@ -22,18 +25,7 @@ class Mismatch(Exception):
 
 
 def load_blocks(doc_path):
-    with open(doc_path, encoding="utf-8") as f:
-        text = f.read()
-    blocks = re.findall(r"^```python[ \t]*\n(.*?)^```[ \t]*$", text, re.S | re.M)
-    if not blocks:
-        raise Mismatch(f"{doc_path} has no ```python blocks")
-    namespace = {"__name__": "cascade_doc"}
-    for k, block in enumerate(blocks, 1):
-        try:
-            exec(compile(block, f"{doc_path}:block{k}", "exec"), namespace)
-        except Exception as e:  # noqa: BLE001 - report any failure of a block
-            raise Mismatch(f"python block {k} of {doc_path} failed: {e!r}") from e
-    return namespace, len(blocks)
+    return doc_blocks.load_blocks(doc_path, "cascade_doc", Mismatch)
 
 
 def load(vectors, name):

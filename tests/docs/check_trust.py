@@ -20,6 +20,9 @@ import re
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import doc_blocks  # noqa: E402 - beside this script
 import tempfile
 
 TOLERANCE = 1e-10
@@ -30,19 +33,8 @@ class Mismatch(Exception):
     pass
 
 
-def load_blocks(doc):
-    with open(doc, encoding="utf-8") as f:
-        text = f.read()
-    blocks = re.findall(r"^```python[ \t]*\n(.*?)^```[ \t]*$", text, re.S | re.M)
-    if not blocks:
-        raise Mismatch(f"{doc} has no ```python blocks")
-    ns = {"__name__": "trust_doc"}
-    for k, block in enumerate(blocks, 1):
-        try:
-            exec(compile(block, f"{doc}:block{k}", "exec"), ns)
-        except Exception as e:  # noqa: BLE001 - any failure of a block is a mismatch
-            raise Mismatch(f"python block {k} of {doc} failed: {e!r}") from e
-    return ns, len(blocks)
+def load_blocks(doc_path):
+    return doc_blocks.load_blocks(doc_path, "trust_doc", Mismatch)
 
 
 def same(want, got, path):
