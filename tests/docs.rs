@@ -222,7 +222,7 @@ fn no_file_names_a_document_that_is_not_in_the_repository() {
                 missing.push(format!("{}: names `{word}`", relative(&file)));
             }
         }
-        // Every `something.md` a file names, as a path.
+        // Every Markdown file name a file mentions, read as a path.
         for (at, _) in text.match_indices(".md") {
             let after = text[at + 3..].chars().next();
             if after.is_some_and(|c| c.is_alphanumeric() || c == '_') {
@@ -409,7 +409,7 @@ fn a_block_runner_that_cannot_fail_is_no_check() {
     assert_eq!(b.len(), 2);
     assert_eq!(b[0].info, "sh run");
     let problems = run_text(
-        "selftest.md",
+        "the self-test document",
         "```sh run\necho a\n```\n```text output\nb\n```\n```sh run exit=2\ntrue\n```\n```sh run\necho ok\n```\n```text output\nok\n```\n",
     );
     assert_eq!(problems.len(), 2, "{problems:?}");
