@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use crate::manifest::{Axis, Manifest};
 use crate::model::DynModel;
-use crate::params::{ParamError, ParamSet, Resolved, Value};
+use crate::params::{ParamError, ParamSet, Resolved};
 use crate::search::schedule::Geometry;
 use crate::search::Schedule;
 
@@ -516,19 +516,21 @@ impl Plan {
 /// parameter added later (`ParamSpec::added`) counts only away from its
 /// default, so keys written before it existed stay valid.
 pub fn run_key(model: &dyn crate::model::DynModel, p: &Resolved) -> String {
-    let mut text = format!("model={}\n", model.name());
+    use std::fmt::Write;
+    // One buffer written in place: every run of a grid computes its key,
+    // and a string per parameter was a tenth of a grid of small runs.
+    let mut text = String::with_capacity(512);
+    let _ = writeln!(text, "model={}", model.name());
     let quiet = p.quiet(model.params());
     for (i, (k, v)) in p.values.iter().enumerate() {
-        if quiet.contains(crate::params::ParamId(i)) {
-            continue;
+        if !quiet.contains(crate::params::ParamId(i)) {
+            // `Value`'s Display writes floats as `{:?}` does.
+            let _ = writeln!(text, "{k}={v}");
         }
-        let v = match v {
-            Value::Float(x) => format!("{x:?}"),
-            other => other.to_string(),
-        };
-        text += &format!("{k}={v}\n");
     }
-    crate::manifest::sha256_hex(text.as_bytes())[..16].to_string()
+    let mut key = crate::manifest::sha256_hex(text.as_bytes());
+    key.truncate(16);
+    key
 }
 
 #[cfg(test)]
