@@ -7,14 +7,35 @@
 use super::config::{Allocation, Config, Policy};
 use super::ledger::{self, Ledger};
 
-pub(super) fn check_probability(cfg: &Config, p: f64) -> f64 {
-    let c = cfg.communication;
-    match (cfg.policy, cfg.allocation) {
-        (Policy::Reserved, _) => (1.0 - c).max(0.15),
-        (_, Allocation::Fixed) => 1.0 - c,
-        (_, Allocation::Adaptive) => {
-            let q = 2.0 * (p - 0.5).abs();
-            (1.0 - c) * (1.0 - 0.85 * q)
+/// The chance an agent asks for a check, with what does not depend on
+/// the agent worked out once per run. The factor `1 - c` is the same
+/// expression either way, so the probabilities keep their bits.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum CheckRule {
+    /// The same chance whatever the belief (fixed allocation, reserved).
+    Fixed(f64),
+    /// (1 - c)(1 - 0.85 q) with q = 2 |p - 0.5|: holds `1 - c`.
+    Adaptive(f64),
+}
+
+impl CheckRule {
+    pub fn of(cfg: &Config) -> CheckRule {
+        let c = cfg.communication;
+        match (cfg.policy, cfg.allocation) {
+            (Policy::Reserved, _) => CheckRule::Fixed((1.0 - c).max(0.15)),
+            (_, Allocation::Fixed) => CheckRule::Fixed(1.0 - c),
+            (_, Allocation::Adaptive) => CheckRule::Adaptive(1.0 - c),
+        }
+    }
+
+    #[inline]
+    pub fn probability(self, p: f64) -> f64 {
+        match self {
+            CheckRule::Fixed(x) => x,
+            CheckRule::Adaptive(spare) => {
+                let q = 2.0 * (p - 0.5).abs();
+                spare * (1.0 - 0.85 * q)
+            }
         }
     }
 }
@@ -25,20 +46,24 @@ pub fn clip(x: f64) -> f64 {
 
 /// The belief of each ledger state under a policy whose belief is a
 /// function of the ledger alone (source_aware, reserved, trust); the same
-/// functions computed once per state.
-pub(super) struct LedgerBeliefs([f64; 5]);
+/// functions computed once per state, indexed by the state's bits.
+pub(super) struct LedgerBeliefs([f64; 8]);
 
 impl LedgerBeliefs {
     pub fn new(policy: Policy, truth: bool) -> LedgerBeliefs {
-        LedgerBeliefs(Ledger::ALL.map(|l| match policy {
-            Policy::Trust => trust_belief(&l, truth),
-            _ => belief_from_ledger(&l, truth),
-        }))
+        let mut table = [0.5; 8];
+        for l in Ledger::ALL {
+            table[l.bits()] = match policy {
+                Policy::Trust => trust_belief(&l, truth),
+                _ => belief_from_ledger(&l, truth),
+            };
+        }
+        LedgerBeliefs(table)
     }
 
     #[inline]
     pub fn of(&self, l: &Ledger) -> f64 {
-        self.0[l.index()]
+        self.0[l.bits()]
     }
 }
 

@@ -12,6 +12,7 @@
 
 use rayon::prelude::*;
 
+use super::belief::CheckRule;
 use super::belief::LedgerBeliefs;
 pub use super::belief::{belief_from_ledger, clip, trust_belief};
 use super::config::{Config, Policy};
@@ -102,20 +103,24 @@ fn simulate_full(
     let mut trajectory = Vec::with_capacity(cfg.rounds as usize + 1);
     let mut interventions = Vec::new();
     let mut violation = None;
-    let record = |r: u32,
-                  snap: &Shared,
-                  tally: &Tally,
-                  totals: &Counters,
-                  violation: &mut Option<Violation>| {
-        let (s, out_of_bounds) = metrics::snapshot(r, cfg.truth, &snap.p, tally, totals);
+    let truth = cfg.truth;
+    // The snapshot in `prev` waits for its record until its float sums
+    // are taken, which happens while the next round runs: that round only
+    // reads `prev`, so on two cores the serial sums cost no time.
+    let mut held = Held {
+        round: 0,
+        tally: metrics::tally(&prev.p, &prev.ledger, &own),
+        totals,
+    };
+    let mut record = |held: &Held, sums, snap: &Shared| {
+        let (s, out_of_bounds) =
+            metrics::snapshot(held.round, truth, sums, &held.tally, &held.totals);
         if violation.is_none() {
-            *violation =
+            violation =
                 metrics::check_identities(&s, n as u64, &snap.p, &snap.ledger, out_of_bounds);
         }
-        s
+        trajectory.push(s);
     };
-    let t0 = metrics::tally(&prev.p, &prev.ledger, &own);
-    trajectory.push(record(0, &prev, &t0, &totals, &mut violation));
     let parallel = match parallelism {
         Parallelism::Auto => n >= PARALLEL_FROM,
         Parallelism::Sequential => false,
@@ -145,6 +150,7 @@ fn simulate_full(
         }
         let round_key = key(cfg.seed, &[tag::AGENT_ROUND, cfg.replicate, r as u64]);
         if cfg.policy == Policy::External {
+            record(&held, metrics::sums(&prev.p, truth), &prev);
             // Asked rounds are slow (a process answers); they work on whole
             // agents, as the decision point describes them.
             let before: Vec<Agent> = (0..n)
@@ -162,7 +168,16 @@ fn simulate_full(
                 }),
             };
             if asked.is_err() {
-                break;
+                // The trajectory ends at the last whole round, recorded above.
+                return finish(
+                    cfg,
+                    graph,
+                    &own,
+                    &prev,
+                    trajectory,
+                    interventions,
+                    violation,
+                );
             }
             for (i, a) in work.iter().enumerate() {
                 (next.p[i], next.ledger[i]) = (a.p, a.ledger);
@@ -171,14 +186,18 @@ fn simulate_full(
             }
             totals = totals + d;
             std::mem::swap(&mut prev, &mut next);
-            let t = metrics::tally(&prev.p, &prev.ledger, &own);
-            trajectory.push(record(r, &prev, &t, &totals, &mut violation));
+            held = Held {
+                round: r,
+                tally: metrics::tally(&prev.p, &prev.ledger, &own),
+                totals,
+            };
             continue;
         }
         let round = Round {
             r,
             key: round_key,
             cfg,
+            check: CheckRule::of(cfg),
             graph: &graph,
             p: &prev.p,
             ledger: &prev.ledger,
@@ -187,31 +206,73 @@ fn simulate_full(
         };
         let step = |(c, chunk)| round.chunk(c, chunk);
         let add = |(d1, t1): (Counters, _), (d2, t2): (Counters, _)| (d1 + d2, t1 + t2);
-        let (delta, tally) = if parallel {
-            next.p
-                .par_chunks_mut(CHUNK)
-                .zip(next.ledger.par_chunks_mut(CHUNK))
-                .zip(own.par_chunks_mut(CHUNK))
-                .zip(memory.par_chunks_mut(CHUNK))
-                .enumerate()
-                .map(step)
-                .reduce(Default::default, add)
+        let (sums, (delta, tally)) = if parallel {
+            rayon::join(
+                || metrics::sums(&prev.p, truth),
+                || {
+                    next.p
+                        .par_chunks_mut(CHUNK)
+                        .zip(next.ledger.par_chunks_mut(CHUNK))
+                        .zip(own.par_chunks_mut(CHUNK))
+                        .zip(memory.par_chunks_mut(CHUNK))
+                        .enumerate()
+                        .map(step)
+                        .reduce(Default::default, add)
+                },
+            )
         } else {
-            next.p
+            let round = next
+                .p
                 .chunks_mut(CHUNK)
                 .zip(next.ledger.chunks_mut(CHUNK))
                 .zip(own.chunks_mut(CHUNK))
                 .zip(memory.chunks_mut(CHUNK))
                 .enumerate()
                 .map(step)
-                .fold(Default::default(), add)
+                .fold(Default::default(), add);
+            (metrics::sums(&prev.p, truth), round)
         };
+        record(&held, sums, &prev);
         totals = totals + delta;
         std::mem::swap(&mut prev, &mut next);
-        trajectory.push(record(r, &prev, &tally, &totals, &mut violation));
+        held = Held {
+            round: r,
+            tally,
+            totals,
+        };
     }
-    let agents = (0..n)
-        .map(|i| own[i].agent(prev.p[i], prev.ledger[i]))
+    record(&held, metrics::sums(&prev.p, truth), &prev);
+    finish(
+        cfg,
+        graph,
+        &own,
+        &prev,
+        trajectory,
+        interventions,
+        violation,
+    )
+}
+
+/// A snapshot whose record waits for its float sums.
+struct Held {
+    round: u32,
+    tally: Tally,
+    totals: Counters,
+}
+
+fn finish(
+    cfg: &Config,
+    graph: Graph,
+    own: &[Own],
+    last: &Shared,
+    trajectory: Vec<Snapshot>,
+    interventions: Vec<Intervention>,
+    violation: Option<Violation>,
+) -> Run {
+    let agents = own
+        .iter()
+        .enumerate()
+        .map(|(i, o)| o.agent(last.p[i], last.ledger[i]))
         .collect();
     Run {
         config: cfg.clone(),

@@ -4,16 +4,19 @@
 //! witness-engine/1 has two roots, so a ledger is one of five states:
 //! empty, one root, or both in either order. The order is kept because it is
 //! observable (an external policy's observation lists the roots as heard,
-//! and the trust policy sums its groups in that order). One byte and a
-//! lookup table make a merge, the engine's commonest step, a single load.
-//! The capacity rule (at most 12 roots, a verified root displacing the
-//! newest unverified one) can never apply to two roots; a version with more
-//! roots needs a general ledger again (decision 132).
+//! and the trust policy sums its groups in that order). A state is three
+//! bits: one per root held, and whether the probe came first. Hearing a
+//! message keeps my order when I hold a root and takes the message's when I
+//! hold none, so a merge, the engine's commonest step, is an `or` behind a
+//! select rather than a load. The capacity rule (at most 12 roots, a
+//! verified root displacing the newest unverified one) can never apply to
+//! two roots; a version with more roots needs a general ledger again
+//! (decision 132).
 
 /// The most roots a ledger may hold; the identities check it.
 pub const CAPACITY: usize = 12;
 
-/// A root id. witness-engine/1 has two roots; the tables below are the only
+/// A root id. witness-engine/1 has two roots; the bits below are the only
 /// place that knows them.
 pub type Root = u8;
 pub const REPORT: Root = 0;
@@ -36,94 +39,93 @@ pub fn polarity(root: Root, truth: bool) -> i32 {
     }
 }
 
-/// The five states. An enum, not a byte, so the compiler knows every
-/// table index below is in range.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-#[repr(u8)]
-enum State {
-    #[default]
-    Empty,
-    R,
-    P,
-    RP,
-    PR,
-}
-use State::*;
+const HAS_REPORT: u8 = 1;
+const HAS_PROBE: u8 = 2;
+const ROOTS_HELD: u8 = HAS_REPORT | HAS_PROBE;
+/// Set when the first root heard was the probe.
+const PROBE_FIRST: u8 = 4;
 
-const STATES: [State; 5] = [Empty, R, P, RP, PR];
-
-/// Each state's roots, in the order heard.
-const ROOTS: [&[Root]; 5] = [&[], &[REPORT], &[PROBE], &[REPORT, PROBE], &[PROBE, REPORT]];
-
-/// `INSERT[state][root]`: the state after hearing `root` (report, probe).
-const INSERT: [[State; 2]; 5] = [[R, P], [R, RP], [PR, P], [RP, RP], [PR, PR]];
-
-/// `MERGE[mine][theirs]`: my state after hearing a message's roots in its
-/// order, as inserting them one by one would leave it.
-const MERGE: [[State; 5]; 5] = {
-    let mut m = [[Empty; 5]; 5];
-    let mut mine = 0;
-    while mine < 5 {
-        let mut theirs = 0;
-        while theirs < 5 {
-            let mut s = STATES[mine];
-            let roots = ROOTS[theirs];
-            let mut k = 0;
-            while k < roots.len() {
-                s = INSERT[s as usize][roots[k] as usize];
-                k += 1;
-            }
-            m[mine][theirs] = s;
-            theirs += 1;
-        }
-        mine += 1;
+/// The ledger holding only `root`.
+const fn single(root: Root) -> u8 {
+    if root == PROBE {
+        HAS_PROBE | PROBE_FIRST
+    } else {
+        HAS_REPORT
     }
-    m
-};
+}
 
+/// The roots of each state, in the order heard, indexed by its bits.
+/// (Bits 4 and 5 never occur: the probe-first bit comes with the probe.)
+const ROOTS: [&[Root]; 8] = [
+    &[],
+    &[REPORT],
+    &[],
+    &[REPORT, PROBE],
+    &[],
+    &[],
+    &[PROBE],
+    &[PROBE, REPORT],
+];
+
+/// Only `single` and `merge` make a state, so the bits are always one of
+/// the five states.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Ledger(State);
+pub struct Ledger(u8);
 
 impl Ledger {
     /// Every state a ledger can be in, in `index` order.
-    pub const ALL: [Ledger; 5] = [Ledger(Empty), Ledger(R), Ledger(P), Ledger(RP), Ledger(PR)];
+    pub const ALL: [Ledger; 5] = [
+        Ledger(0),
+        Ledger(HAS_REPORT),
+        Ledger(HAS_PROBE | PROBE_FIRST),
+        Ledger(ROOTS_HELD),
+        Ledger(ROOTS_HELD | PROBE_FIRST),
+    ];
 
-    /// The state's position in `ALL`, for tables indexed by ledger.
+    /// The state's bits, below 8: an index for tables of one entry per
+    /// bit pattern (see `ALL` for the patterns that occur).
     #[inline]
-    pub fn index(&self) -> usize {
-        self.0 as usize
+    pub fn bits(&self) -> usize {
+        usize::from(self.0 & 7)
     }
 
     #[inline]
     pub fn roots(&self) -> &'static [Root] {
-        ROOTS[self.0 as usize]
+        ROOTS[self.bits()]
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
-        self.roots().len()
+        (self.0 & ROOTS_HELD).count_ones() as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0 == Empty
+        self.0 == 0
     }
 
     #[inline]
     pub fn contains(&self, root: Root) -> bool {
         match root {
-            REPORT => matches!(self.0, R | RP | PR),
-            PROBE => matches!(self.0, P | RP | PR),
+            REPORT => self.0 & HAS_REPORT != 0,
+            PROBE => self.0 & HAS_PROBE != 0,
             _ => false,
         }
     }
 
     #[inline]
     pub fn insert(&mut self, root: Root) {
-        self.0 = INSERT[self.0 as usize][(root == PROBE) as usize];
+        self.merge(&Ledger(single(root)));
     }
 
+    /// Hears a message's roots in its order: my roots keep their order and
+    /// new ones follow; with none of my own, I take the message's order.
     #[inline]
     pub fn merge(&mut self, other: &Ledger) {
-        self.0 = MERGE[self.0 as usize][other.0 as usize];
+        self.0 = if self.0 == 0 {
+            other.0
+        } else {
+            self.0 | (other.0 & ROOTS_HELD)
+        };
     }
 
     /// Root names sorted, as exports list them.
@@ -161,9 +163,8 @@ mod tests {
 
     #[test]
     fn every_merge_equals_inserting_the_roots_in_order() {
-        let states: Vec<Ledger> = STATES.iter().map(|&s| Ledger(s)).collect();
-        for mine in &states {
-            for theirs in &states {
+        for mine in &Ledger::ALL {
+            for theirs in &Ledger::ALL {
                 let mut m = *mine;
                 m.merge(theirs);
                 assert_eq!(
@@ -182,10 +183,24 @@ mod tests {
 
     #[test]
     fn every_state_is_reachable_and_distinct() {
-        let mut seen: Vec<Vec<Root>> = STATES.iter().map(|&s| Ledger(s).roots().to_vec()).collect();
+        let mut seen: Vec<Vec<Root>> = Ledger::ALL.iter().map(|l| l.roots().to_vec()).collect();
         seen.sort();
         seen.dedup();
         assert_eq!(seen.len(), 5);
         assert!(seen.iter().all(|s| s.len() <= CAPACITY));
+        // Every state is closed under insert and merge: no other bits occur.
+        for l in Ledger::ALL {
+            for m in Ledger::ALL {
+                let mut x = l;
+                x.merge(&m);
+                assert!(Ledger::ALL.contains(&x), "{l:?} + {m:?} = {x:?}");
+                assert_eq!(x.len(), x.roots().len());
+            }
+            for r in [REPORT, PROBE] {
+                let mut x = l;
+                x.insert(r);
+                assert!(Ledger::ALL.contains(&x));
+            }
+        }
     }
 }

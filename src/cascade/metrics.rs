@@ -103,9 +103,9 @@ pub fn side(p: f64) -> i8 {
 /// index any of them saw.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Tally {
+    agents: u64,
     support: u64,
     refute: u64,
-    uncertain: u64,
     probe_reach: u64,
     report_reach: u64,
     checked: u64,
@@ -114,22 +114,26 @@ pub(super) struct Tally {
 }
 
 impl Tally {
-    /// Counts agent `i` as it ends the round.
+    /// Counts agent `i` as it ends the round. Counts are added as 0 or 1
+    /// rather than branched on (sides change often while a claim spreads);
+    /// an agent on neither side is uncertain, `side`'s third case.
     #[inline]
     pub fn add(&mut self, i: usize, p: f64, ledger: &Ledger, checked: bool, pending: u32) {
         if self.out_of_bounds.is_none() && (!(0.01..=0.99).contains(&p) || ledger.len() > CAPACITY)
         {
             self.out_of_bounds = Some(i);
         }
-        match side(p) {
-            1 => self.support += 1,
-            -1 => self.refute += 1,
-            _ => self.uncertain += 1,
-        }
-        self.probe_reach += ledger.contains(PROBE) as u64;
-        self.report_reach += ledger.contains(REPORT) as u64;
-        self.checked += checked as u64;
-        self.pending += (pending != NOT_PENDING) as u64;
+        self.agents += 1;
+        self.support += u64::from(side(p) == 1);
+        self.refute += u64::from(side(p) == -1);
+        self.probe_reach += u64::from(ledger.contains(PROBE));
+        self.report_reach += u64::from(ledger.contains(REPORT));
+        self.checked += u64::from(checked);
+        self.pending += u64::from(pending != NOT_PENDING);
+    }
+
+    fn uncertain(&self) -> u64 {
+        self.agents - self.support - self.refute
     }
 }
 
@@ -137,9 +141,9 @@ impl std::ops::Add for Tally {
     type Output = Tally;
     fn add(self, o: Tally) -> Tally {
         Tally {
+            agents: self.agents + o.agents,
             support: self.support + o.support,
             refute: self.refute + o.refute,
-            uncertain: self.uncertain + o.uncertain,
             probe_reach: self.probe_reach + o.probe_reach,
             report_reach: self.report_reach + o.report_reach,
             checked: self.checked + o.checked,
@@ -161,38 +165,49 @@ pub(super) fn tally(p: &[f64], ledger: &[Ledger], own: &[Own]) -> Tally {
     t
 }
 
-/// The metrics of one snapshot from its tally, and the first agent (if any)
-/// whose belief or ledger is out of bounds. The float means are summed here,
-/// in agent order on one thread, so they do not depend on how the round was
-/// split.
+/// The two float sums of a snapshot (squared error, belief), taken in
+/// agent order 0..N on one thread so their bits do not depend on how the
+/// round was split. The engine takes them while the next round runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Sums {
+    squared_error: f64,
+    belief: f64,
+}
+
+pub(super) fn sums(p: &[f64], truth: bool) -> Sums {
+    let target = if truth { 1.0 } else { 0.0 };
+    let mut s = Sums::default();
+    for &p in p {
+        s.squared_error += (p - target) * (p - target);
+        s.belief += p;
+    }
+    s
+}
+
+/// The metrics of one snapshot of `n` agents from its tally and sums, and
+/// the first agent (if any) whose belief or ledger is out of bounds.
 pub(super) fn snapshot(
     round: u32,
     truth: bool,
-    p: &[f64],
+    sums: Sums,
     t: &Tally,
     counters: &Counters,
 ) -> (Snapshot, Option<usize>) {
-    let target = if truth { 1.0 } else { 0.0 };
-    let (mut brier, mut mean_belief) = (0.0, 0.0);
-    for &p in p {
-        brier += (p - target) * (p - target);
-        mean_belief += p;
-    }
     let (correct, mistaken) = if truth {
         (t.support, t.refute)
     } else {
         (t.refute, t.support)
     };
-    let n = p.len() as f64;
+    let n = t.agents as f64;
     let s = Snapshot {
         round,
         support: t.support,
         refute: t.refute,
-        uncertain: t.uncertain,
+        uncertain: t.uncertain(),
         correct,
         mistaken,
-        brier: brier / n,
-        mean_belief: mean_belief / n,
+        brier: sums.squared_error / n,
+        mean_belief: sums.belief / n,
         probe_reach: t.probe_reach,
         report_reach: t.report_reach,
         checked: t.checked,

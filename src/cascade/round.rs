@@ -2,7 +2,7 @@
 //! buffers neighbours read, each agent's own state kept in place, and the
 //! per-agent step, compiled once per kind of policy.
 
-use super::belief::{check_probability, clip, LedgerBeliefs};
+use super::belief::{clip, CheckRule, LedgerBeliefs};
 use super::config::{Config, Policy};
 use super::engine::{ground, request_check, Agent, CHUNK, NOT_PENDING, SLOTS};
 use super::graph::Graph;
@@ -80,6 +80,7 @@ pub(super) struct Round<'a> {
     pub r: u32,
     pub key: u64,
     pub cfg: &'a Config,
+    pub check: CheckRule,
     pub graph: &'a Graph,
     pub p: &'a [f64],
     pub ledger: &'a [Ledger],
@@ -167,7 +168,7 @@ impl Round<'_> {
         let mut s = Stream::new(extend(self.key, i as u64));
         if !a.checked && a.pending == NOT_PENDING {
             let u = s.unit();
-            if u < check_probability(cfg, a.p) {
+            if u < self.check.probability(a.p) {
                 request_check(cfg, a, r, d);
                 return;
             }
