@@ -101,6 +101,9 @@ macro_rules! words {
             fn to_value(&self) -> $crate::params::Value {
                 $crate::params::Value::Str($crate::words::Words::name(*self).to_string())
             }
+            fn put(&self, col: &mut $crate::model::ColumnValues) {
+                col.push_str($crate::words::Words::name(*self).to_string());
+            }
             fn from_value(v: &$crate::params::Value) -> Option<Self> {
                 match v {
                     $crate::params::Value::Str(s) => <$name as $crate::words::Words>::from_name(s),

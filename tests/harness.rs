@@ -111,9 +111,9 @@ proptest! {
         let spent = out.summary[col(m, "spent")].as_i64().unwrap() as u64;
         prop_assert!(spent <= u64::from(budget) * population as u64);
         // One trajectory row a round, and one message row a relay.
-        prop_assert_eq!(out.tables[0].len() as u32, rounds + 1);
+        prop_assert_eq!(out.tables[0].rows() as u32, rounds + 1);
         let relays = out.summary[col(m, "relays")].as_i64().unwrap() as usize;
-        prop_assert_eq!(out.tables[2].len(), relays);
+        prop_assert_eq!(out.tables[2].rows(), relays);
         // A run is a function of its parameters (and, external, of the answers).
         if policy != "external" {
             let again = m.run(&p, &want, None).unwrap();
@@ -136,7 +136,7 @@ fn the_placebo_changes_only_the_turn_draws() {
     };
     let (a, b) = (run(0), run(1));
     // Round 0 (the report's recipients) is shared; the turns differ.
-    assert_eq!(a.tables[0][0], b.tables[0][0]);
+    assert_eq!(a.tables[0].row(0), b.tables[0].row(0));
     assert_ne!(a.tables[0], b.tables[0]);
 }
 
@@ -147,7 +147,7 @@ fn an_external_run_without_a_policy_fails_and_keeps_nothing() {
     let out = m.run(&p, &vec![true; m.tables().len()], None).unwrap();
     let f = out.failure.expect("no decider: the run fails");
     assert_eq!(f.key, "r1/a0");
-    assert!(out.tables.iter().all(Vec::is_empty));
+    assert!(out.tables.iter().all(|t| t.is_empty()));
     assert!(out.summary.iter().all(|v| *v == Value::Null));
 }
 

@@ -293,7 +293,7 @@ fn hive_results_are_byte_identical_across_threads_and_verify_their_episodes() {
 fn the_episode_audit_catches_a_tampered_row() {
     let p = params(&[("rooms", Value::Int(30)), ("refutation_cap", Value::Int(2))]);
     let out = MODEL.run(&p, &[true], None).unwrap();
-    let rows = &out.tables[0];
+    let rows = &out.tables[0].to_rows();
     assert_eq!(rows.len(), 30);
     let audit = |rows: &[Row]| {
         let stored = Stored {

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value as Json};
 use std::marker::PhantomData;
 
 use super::capability::{Curves, Export, Outcome, Ranking, Simulation};
+use super::columns::Columns;
 use super::decide::{Decider, DecisionPoint, PolicyFailure};
 use super::record::{Column, Record, RecordError};
 use super::table::{Row, RunContext, Stored, TableSpec};
@@ -20,7 +21,7 @@ use crate::params::{lookup, ParamError, ParamSet, ParamSpec, Params, Resolved, V
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunOutput {
     pub summary: Row,
-    pub tables: Vec<Vec<Row>>,
+    pub tables: Vec<Columns>,
     pub violation: Option<Violation>,
     pub failure: Option<PolicyFailure>,
 }
@@ -208,7 +209,7 @@ impl<M: Model> DynModel for Registered<M> {
             // none of it is kept.
             Some(f) => RunOutput {
                 summary: M::Summary::COLUMNS.iter().map(|_| Value::Null).collect(),
-                tables: M::TABLES.iter().map(|_| Vec::new()).collect(),
+                tables: M::TABLES.iter().map(|t| Columns::new(t.columns)).collect(),
                 violation: None,
                 failure: Some(f),
             },
@@ -306,7 +307,11 @@ fn generic_simulation(
     let out = m.run(p, &want, None)?;
     let mut tables = Map::new();
     for (spec, rows) in m.tables().iter().zip(&out.tables) {
-        let rows: Vec<Json> = rows.iter().map(|r| object(spec.columns, r)).collect();
+        let rows: Vec<Json> = rows
+            .to_rows()
+            .iter()
+            .map(|r| object(spec.columns, r))
+            .collect();
         tables.insert(spec.name.to_string(), Json::Array(rows));
     }
     let export = json!({

@@ -7,6 +7,7 @@
 //! carries, so adding a model means adding a module and one registry line.
 
 mod capability;
+mod columns;
 mod decide;
 mod erased;
 mod record;
@@ -15,6 +16,7 @@ mod registry;
 mod table;
 
 pub use capability::{Curves, Export, Outcome, Ranking, Simulation};
+pub use columns::{Cells, ColumnValues, Columns};
 pub use decide::{Answer, Ask, Decided, Decider, DecisionPoint, Obs, PolicyFailure};
 pub use erased::{DynModel, Registered, RunOutput};
 pub use record::{Bounds, Cell, ColType, Column, Record, RecordError};

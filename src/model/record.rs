@@ -3,6 +3,7 @@
 //! bounds, in the order written), so a column and the value stored in it
 //! cannot drift apart, and stored rows read back into the same struct.
 
+use super::columns::ColumnValues;
 use crate::params::Value;
 
 /// The storage type of a column.
@@ -118,6 +119,8 @@ pub trait Cell: Sized {
     const BOUNDS: Bounds = Bounds::Any;
     fn to_value(&self) -> Value;
     fn from_value(v: &Value) -> Option<Self>;
+    /// Appends this cell to its column, as `to_value` would store it.
+    fn put(&self, col: &mut ColumnValues);
 }
 
 impl Cell for bool {
@@ -125,6 +128,9 @@ impl Cell for bool {
     const NULLABLE: bool = false;
     fn to_value(&self) -> Value {
         Value::Bool(*self)
+    }
+    fn put(&self, col: &mut ColumnValues) {
+        col.push_bool(*self);
     }
     fn from_value(v: &Value) -> Option<Self> {
         match v {
@@ -141,6 +147,9 @@ impl Cell for f64 {
     fn to_value(&self) -> Value {
         Value::Float(*self)
     }
+    fn put(&self, col: &mut ColumnValues) {
+        col.push_float(*self);
+    }
     fn from_value(v: &Value) -> Option<Self> {
         match v {
             Value::Float(x) => Some(*x),
@@ -155,6 +164,9 @@ impl Cell for i64 {
     fn to_value(&self) -> Value {
         Value::Int(*self)
     }
+    fn put(&self, col: &mut ColumnValues) {
+        col.push_int(*self);
+    }
     fn from_value(v: &Value) -> Option<Self> {
         v.as_i64()
     }
@@ -168,6 +180,10 @@ macro_rules! unsigned {
             const BOUNDS: Bounds = Bounds::NonNegative;
             fn to_value(&self) -> Value {
                 Value::from(*self)
+            }
+            fn put(&self, col: &mut ColumnValues) {
+                // As `Value::from` stores it (saturating past i64).
+                col.push_int(i64::try_from(*self).unwrap_or(i64::MAX));
             }
             fn from_value(v: &Value) -> Option<Self> {
                 v.as_i64().and_then(|i| <$t>::try_from(i).ok())
@@ -184,6 +200,9 @@ impl Cell for String {
     fn to_value(&self) -> Value {
         Value::Str(self.clone())
     }
+    fn put(&self, col: &mut ColumnValues) {
+        col.push_str(self.clone());
+    }
     fn from_value(v: &Value) -> Option<Self> {
         v.as_str().map(str::to_string)
     }
@@ -195,6 +214,12 @@ impl<T: Cell> Cell for Option<T> {
     const BOUNDS: Bounds = T::BOUNDS;
     fn to_value(&self) -> Value {
         self.as_ref().map_or(Value::Null, T::to_value)
+    }
+    fn put(&self, col: &mut ColumnValues) {
+        match self {
+            Some(x) => x.put(col),
+            None => col.push_null(),
+        }
     }
     fn from_value(v: &Value) -> Option<Self> {
         match v {
@@ -229,6 +254,8 @@ pub trait Record: Sized {
     const COLUMNS: &'static [Column];
     /// Appends this record's values, one per column, in column order.
     fn push_values(&self, out: &mut Vec<Value>);
+    /// Appends this record's cells to `cols` (one per column, in order).
+    fn push_columns(&self, cols: &mut [ColumnValues]);
     /// The record stored as `values` (one per column, in column order).
     fn from_values(values: &[Value]) -> Result<Self, RecordError>;
 
@@ -291,6 +318,16 @@ macro_rules! record {
 
             fn push_values(&self, out: &mut Vec<$crate::params::Value>) {
                 $( out.push($crate::model::Cell::to_value(&self.$field)); )+
+            }
+
+            fn push_columns(&self, cols: &mut [$crate::model::ColumnValues]) {
+                let mut cols = cols.iter_mut();
+                $(
+                    $crate::model::Cell::put(
+                        &self.$field,
+                        cols.next().expect("a column per field"),
+                    );
+                )+
             }
 
             fn from_values(

@@ -4,6 +4,7 @@
 
 use std::marker::PhantomData;
 
+use super::columns::Columns;
 use super::decide::{Ask, Decided, Decider, PolicyFailure};
 use super::record::{Column, Record, RecordError};
 use crate::params::Value;
@@ -47,7 +48,7 @@ impl<R: Record> DetailTable<R> {
 pub struct RunContext<'a> {
     specs: &'static [TableSpec],
     want: Vec<bool>,
-    rows: Vec<Vec<Row>>,
+    rows: Vec<Columns>,
     decider: Option<&'a mut dyn Decider>,
     failure: Option<PolicyFailure>,
 }
@@ -62,7 +63,7 @@ impl<'a> RunContext<'a> {
         RunContext {
             specs,
             want: want.to_vec(),
-            rows: specs.iter().map(|_| Vec::new()).collect(),
+            rows: specs.iter().map(|s| Columns::new(s.columns)).collect(),
             decider,
             failure: None,
         }
@@ -116,20 +117,20 @@ impl<'a> RunContext<'a> {
 
     /// The rows written, one list per declared table (empty when not
     /// kept), and the decision that failed the run, if one did.
-    pub fn finish(self) -> (Vec<Vec<Row>>, Option<PolicyFailure>) {
+    pub fn finish(self) -> (Vec<Columns>, Option<PolicyFailure>) {
         (self.rows, self.failure)
     }
 }
 
 /// The rows of one detail table during a run.
 pub struct Rows<'a, R> {
-    rows: &'a mut Vec<Row>,
+    rows: &'a mut Columns,
     row: PhantomData<fn(R)>,
 }
 
 impl<R: Record> Rows<'_, R> {
     pub fn push(&mut self, r: &R) {
-        self.rows.push(r.to_row());
+        self.rows.push_with(|cols| r.push_columns(cols));
     }
 }
 

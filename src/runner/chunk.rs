@@ -8,7 +8,7 @@ use super::layout::Layout;
 use super::tables::{metadata, run_into, Table};
 use super::{interrupted, Progress, RunError, Shard};
 use crate::grid::Plan;
-use crate::model::Row;
+use crate::model::Columns;
 use crate::policy::Policies;
 use crate::store::digest::RowDigest;
 use crate::store::{parquet, FileMeta};
@@ -45,7 +45,7 @@ pub fn run(
     policies: &Policies,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Option<Vec<(u64, String)>>, RunError> {
-    let mut rows: Vec<Vec<Row>> = tables.iter().map(|_| Vec::new()).collect();
+    let mut rows: Vec<Columns> = tables.iter().map(|t| Columns::new(&t.columns)).collect();
     let mut failures = Vec::new();
     let stopped = |message| Err(RunError::Policy { message });
     if let Some(why) = policies.stopped() {
@@ -81,7 +81,7 @@ pub fn run(
         let dir = path.parent().expect("parts live in a folder");
         std::fs::create_dir_all(dir).map_err(|e| RunError::io(dir, e))?;
         let mut digest = RowDigest::new();
-        rows.iter().for_each(|r| digest.add_row(r));
+        digest.add_columns(&rows);
         let meta = FileMeta {
             // The full grid's size: a raced plan grows, its parts stay.
             runs_total: plan.grid_total(),
@@ -91,7 +91,7 @@ pub fn run(
             digest: Some(digest.finish()),
             ..metadata(plan, table.name)
         };
-        let batch = parquet::batch(&table.columns, &rows);
+        let batch = parquet::columns_batch(&table.columns, rows);
         parquet::write_as(
             &path,
             &table.columns,

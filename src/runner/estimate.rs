@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use crate::grid::Plan;
-use crate::model::Row;
+use crate::model::Columns;
 use crate::params::Value;
 use crate::policy::Policies;
 use crate::runner::tables::{run_into, tables};
@@ -64,7 +64,7 @@ pub fn estimate(plan: &Plan, probe: Option<&Policies>) -> String {
     ids.dedup();
     ids.retain(|&id| probe.is_some() || !external(id));
     let tables = tables(&plan.manifest);
-    let mut rows: Vec<Vec<Row>> = tables.iter().map(|_| Vec::new()).collect();
+    let mut rows: Vec<Columns> = tables.iter().map(|t| Columns::new(&t.columns)).collect();
     let none = Policies::none();
     let mut logs = probe.and_then(|p| p.chunk(0).ok());
     // Seconds per run, built-in and external.
@@ -120,13 +120,13 @@ pub fn estimate(plan: &Plan, probe: Option<&Policies>) -> String {
     ));
     let mut total = 0.0;
     for (table, rows) in tables.iter().zip(&rows) {
-        let bytes: usize = rows.iter().flatten().map(cell_bytes).sum();
+        let bytes: usize = rows.to_rows().iter().flatten().map(cell_bytes).sum();
         let scale = plan.grid_total() as f64 / ids.len().max(1) as f64;
         total += bytes as f64 * scale;
         lines.push(format!(
             "output     {}.parquet: ~{:.0} rows, at most ~{} before compression",
             table.name,
-            rows.len() as f64 * scale,
+            rows.rows() as f64 * scale,
             human_bytes(bytes as f64 * scale)
         ));
     }

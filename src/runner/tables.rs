@@ -5,7 +5,7 @@
 
 use crate::grid::{run_key, Plan, RunSpec};
 use crate::manifest::Manifest;
-use crate::model::{ColType, Column, Decider, Record, Row, RunOutput, Violation};
+use crate::model::{ColType, Column, Columns, Decider, Record, Row, RunOutput, Violation};
 use crate::params::{Kind, ParamId, ParamSpec, Value};
 use crate::policy::usage::{CallRow, PolicyUsage};
 use crate::policy::{ChunkLogs, Policies};
@@ -263,7 +263,7 @@ pub fn run_into(
     plan: &Plan,
     tables: &[Table],
     spec: &RunSpec,
-    rows: &mut [Vec<Row>],
+    rows: &mut [Columns],
     policies: &Policies,
     logs: Option<&mut ChunkLogs>,
 ) -> Option<String> {
@@ -271,20 +271,24 @@ pub fn run_into(
     let Done {
         mut out,
         usage,
-        mut calls,
+        calls,
     } = run_one(plan, spec, policies, logs);
     for (buffer, table) in rows.iter_mut().zip(tables) {
         match table.model_table {
             Some(k) => {
-                let detail = out
-                    .tables
-                    .get_mut(k)
-                    .map(std::mem::take)
-                    .unwrap_or_default();
-                buffer.extend(detail_rows(id, detail));
+                if let Some(detail) = out.tables.get_mut(k).map(std::mem::take) {
+                    buffer.append_run(id, detail);
+                }
             }
-            None if table.calls => buffer.extend(detail_rows(id, std::mem::take(&mut calls))),
-            None => buffer.push(run_row(plan, spec, &out, &usage)),
+            None if table.calls => {
+                for call in &calls {
+                    let row: Row = std::iter::once(Value::Int(id as i64))
+                        .chain(call.iter().cloned())
+                        .collect();
+                    push_row(buffer, &row, table);
+                }
+            }
+            None => push_row(buffer, &run_row(plan, spec, &out, &usage), table),
         }
     }
     match (out.violation, out.failure) {
@@ -294,13 +298,12 @@ pub fn run_into(
     }
 }
 
-pub fn detail_rows(run_id: u64, rows: Vec<Row>) -> impl Iterator<Item = Row> {
-    rows.into_iter().map(move |r| {
-        let mut row = Vec::with_capacity(r.len() + 1);
-        row.push(Value::Int(run_id as i64));
-        row.extend(r);
-        row
-    })
+/// A row the runner built (a run's, a decision's) goes into its table; a
+/// value its column cannot hold is a bug in how the row was built.
+fn push_row(buffer: &mut Columns, row: &[Value], table: &Table) {
+    if let Err(e) = buffer.push_values(row, &table.columns) {
+        panic!("a row of {}: {e}", table.name);
+    }
 }
 
 /// Metadata of a final file: a function of the manifest and the build only.

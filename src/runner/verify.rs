@@ -644,7 +644,7 @@ fn check_run(
         }
         for ((table, stored_rows), file) in details.iter().zip(&stored_details).zip(files) {
             let replayed = match table.model_table {
-                Some(k) => &done.out.tables[k],
+                Some(k) => &done.out.tables[k].to_rows(),
                 None => &done.calls,
             };
             let cols = value_columns(table);

@@ -8,12 +8,11 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
-};
+use arrow_array::builder::{Int64Builder, ListBuilder, StringBuilder};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, RecordBatch, StringArray,
 };
+use arrow_buffer::{BooleanBuffer, NullBuffer};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ArrowWriter;
@@ -22,7 +21,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use super::StoreError;
-use crate::model::{ColType, Column, Row};
+use crate::model::{Cells, ColType, Column, ColumnValues, Columns, Row};
 use crate::params::Value;
 
 thread_local! {
@@ -85,91 +84,50 @@ fn arrow_schema(columns: &[Column]) -> SchemaRef {
 /// Rows converted for writing: one Arrow batch, private to this module.
 pub struct Batch(RecordBatch);
 
-fn bad(c: &Column, v: &Value) -> StoreError {
-    StoreError::Format(format!("column {} cannot hold {v}", c.name))
+/// One column as an Arrow array: numbers and flags move into Arrow's
+/// buffers as they are, with no copy per cell.
+fn array(values: ColumnValues) -> ArrayRef {
+    let nulls = values.valid.map(NullBuffer::from);
+    match values.cells {
+        Cells::Bool(v) => Arc::new(BooleanArray::new(BooleanBuffer::from(v), nulls)),
+        Cells::Int(v) => Arc::new(Int64Array::new(v.into(), nulls)),
+        Cells::Float(v) => Arc::new(Float64Array::new(v.into(), nulls)),
+        Cells::Str(v) => {
+            let bytes = v.iter().map(String::len).sum();
+            let mut b = StringBuilder::with_capacity(v.len(), bytes);
+            for (i, s) in v.iter().enumerate() {
+                if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                    b.append_null();
+                } else {
+                    b.append_value(s);
+                }
+            }
+            Arc::new(b.finish())
+        }
+        Cells::IntList(v) => {
+            let mut b = ListBuilder::new(Int64Builder::new());
+            for (i, l) in v.iter().enumerate() {
+                b.values().append_slice(l);
+                b.append(!nulls.as_ref().is_some_and(|n| n.is_null(i)));
+            }
+            Arc::new(b.finish())
+        }
+    }
 }
 
-fn array(c: &Column, rows: &[Row], k: usize) -> Result<ArrayRef, StoreError> {
-    // Builders sized once, appending value by value: the null mask is only
-    // made when a null arrives. (Collecting `Result<Option<_>>`s was a
-    // tenth of the runner's time on grids of small runs.)
-    let n = rows.len();
-    Ok(match c.ty {
-        ColType::Bool => {
-            let mut b = BooleanBuilder::with_capacity(n);
-            for r in rows {
-                match &r[k] {
-                    Value::Bool(x) => b.append_value(*x),
-                    Value::Null => b.append_null(),
-                    v => return Err(bad(c, v)),
-                }
-            }
-            Arc::new(b.finish())
-        }
-        ColType::Int => {
-            let mut b = Int64Builder::with_capacity(n);
-            for r in rows {
-                match &r[k] {
-                    Value::Int(x) => b.append_value(*x),
-                    Value::Null => b.append_null(),
-                    v => return Err(bad(c, v)),
-                }
-            }
-            Arc::new(b.finish())
-        }
-        ColType::Float => {
-            let mut b = Float64Builder::with_capacity(n);
-            for r in rows {
-                match &r[k] {
-                    Value::Float(x) => b.append_value(*x),
-                    Value::Null => b.append_null(),
-                    v => return Err(bad(c, v)),
-                }
-            }
-            Arc::new(b.finish())
-        }
-        ColType::Str => {
-            let bytes = rows
-                .iter()
-                .map(|r| match &r[k] {
-                    Value::Str(s) => s.len(),
-                    _ => 0,
-                })
-                .sum();
-            let mut b = StringBuilder::with_capacity(n, bytes);
-            for r in rows {
-                match &r[k] {
-                    Value::Str(x) => b.append_value(x),
-                    Value::Null => b.append_null(),
-                    v => return Err(bad(c, v)),
-                }
-            }
-            Arc::new(b.finish())
-        }
-        ColType::IntList => {
-            let mut b = ListBuilder::new(Int64Builder::new());
-            for r in rows {
-                match &r[k] {
-                    Value::List(l) => {
-                        b.values().append_slice(l);
-                        b.append(true);
-                    }
-                    v => return Err(bad(c, v)),
-                }
-            }
-            Arc::new(b.finish())
-        }
-    })
+/// A table built column by column (in `columns` order) as a batch to write.
+pub fn columns_batch(columns: &[Column], rows: Columns) -> Result<Batch, StoreError> {
+    let arrays = rows.columns.into_iter().map(array).collect();
+    Ok(Batch(RecordBatch::try_new(arrow_schema(columns), arrays)?))
 }
 
 /// Rows (each in `columns` order) as a batch to write.
 pub fn batch(columns: &[Column], rows: &[Row]) -> Result<Batch, StoreError> {
-    let arrays = columns
-        .iter()
-        .enumerate()
-        .map(|(k, c)| array(c, rows, k))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Batch(RecordBatch::try_new(arrow_schema(columns), arrays)?))
+    let mut t = Columns::new(columns);
+    for r in rows {
+        t.push_values(r, columns).map_err(StoreError::Format)?;
+    }
+    columns_batch(columns, t)
 }
 
 fn cell(a: &dyn Array, i: usize) -> Result<Value, StoreError> {

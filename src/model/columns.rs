@@ -1,0 +1,296 @@
+//! Rows held column by column, each column a typed vector: what a run's
+//! detail tables and a chunk's tables are built in. A record's fields go
+//! straight into their columns, so a table reaches Arrow (and its digest)
+//! without a `Value` per cell; a row of `Value`s is made only where one is
+//! read one row at a time (verify's replay, an export).
+
+use super::record::{ColType, Column};
+use crate::params::Value;
+
+/// One column's cells. A null cell holds a placeholder (0, false, empty)
+/// and is marked in the column's validity.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cells {
+    Bool(Vec<bool>),
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+    Str(Vec<String>),
+    IntList(Vec<Vec<i64>>),
+}
+
+/// One column: its cells and, for a nullable column, which are set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnValues {
+    pub cells: Cells,
+    /// `None` for a column that is never null.
+    pub valid: Option<Vec<bool>>,
+}
+
+impl ColumnValues {
+    pub fn new(c: &Column) -> ColumnValues {
+        ColumnValues {
+            cells: match c.ty {
+                ColType::Bool => Cells::Bool(Vec::new()),
+                ColType::Int => Cells::Int(Vec::new()),
+                ColType::Float => Cells::Float(Vec::new()),
+                ColType::Str => Cells::Str(Vec::new()),
+                ColType::IntList => Cells::IntList(Vec::new()),
+            },
+            valid: c.nullable.then(Vec::new),
+        }
+    }
+
+    fn set(&mut self) {
+        if let Some(v) = &mut self.valid {
+            v.push(true);
+        }
+    }
+
+    /// Appends a cell; a value of another type than the column's is a bug
+    /// in the record that declared it.
+    #[inline]
+    pub fn push_int(&mut self, x: i64) {
+        match &mut self.cells {
+            Cells::Int(v) => v.push(x),
+            c => panic!("an int pushed into a {c:?} column"),
+        }
+        self.set();
+    }
+
+    #[inline]
+    pub fn push_float(&mut self, x: f64) {
+        match &mut self.cells {
+            Cells::Float(v) => v.push(x),
+            c => panic!("a float pushed into a {c:?} column"),
+        }
+        self.set();
+    }
+
+    #[inline]
+    pub fn push_bool(&mut self, x: bool) {
+        match &mut self.cells {
+            Cells::Bool(v) => v.push(x),
+            c => panic!("a bool pushed into a {c:?} column"),
+        }
+        self.set();
+    }
+
+    pub fn push_str(&mut self, x: String) {
+        match &mut self.cells {
+            Cells::Str(v) => v.push(x),
+            c => panic!("a string pushed into a {c:?} column"),
+        }
+        self.set();
+    }
+
+    pub fn push_null(&mut self) {
+        match &mut self.cells {
+            Cells::Bool(v) => v.push(false),
+            Cells::Int(v) => v.push(0),
+            Cells::Float(v) => v.push(0.0),
+            Cells::Str(v) => v.push(String::new()),
+            Cells::IntList(v) => v.push(Vec::new()),
+        }
+        self.valid
+            .as_mut()
+            .expect("a null pushed into a column that is never null")
+            .push(false);
+    }
+
+    /// Appends a `Value`; `Err` names what the column cannot hold.
+    pub fn push_value(&mut self, v: &Value) -> Result<(), String> {
+        match (&mut self.cells, v) {
+            (_, Value::Null) if self.valid.is_some() => {
+                self.push_null();
+                return Ok(());
+            }
+            (Cells::Bool(c), Value::Bool(x)) => c.push(*x),
+            (Cells::Int(c), Value::Int(x)) => c.push(*x),
+            (Cells::Float(c), Value::Float(x)) => c.push(*x),
+            (Cells::Str(c), Value::Str(x)) => c.push(x.clone()),
+            (Cells::IntList(c), Value::List(x)) => c.push(x.clone()),
+            _ => return Err(format!("cannot hold {v}")),
+        }
+        self.set();
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.cells {
+            Cells::Bool(v) => v.len(),
+            Cells::Int(v) => v.len(),
+            Cells::Float(v) => v.len(),
+            Cells::Str(v) => v.len(),
+            Cells::IntList(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn is_null(&self, i: usize) -> bool {
+        self.valid.as_ref().is_some_and(|v| !v[i])
+    }
+
+    /// Cell `i` as a `Value`.
+    pub fn value(&self, i: usize) -> Value {
+        if self.is_null(i) {
+            return Value::Null;
+        }
+        match &self.cells {
+            Cells::Bool(v) => Value::Bool(v[i]),
+            Cells::Int(v) => Value::Int(v[i]),
+            Cells::Float(v) => Value::Float(v[i]),
+            Cells::Str(v) => Value::Str(v[i].clone()),
+            Cells::IntList(v) => Value::List(v[i].clone()),
+        }
+    }
+
+    /// Moves `other`'s cells (a column of the same declaration) after these.
+    fn append(&mut self, other: ColumnValues) {
+        match (&mut self.cells, other.cells) {
+            (Cells::Bool(a), Cells::Bool(b)) => a.extend(b),
+            (Cells::Int(a), Cells::Int(b)) => a.extend(b),
+            (Cells::Float(a), Cells::Float(b)) => a.extend(b),
+            (Cells::Str(a), Cells::Str(b)) => a.extend(b),
+            (Cells::IntList(a), Cells::IntList(b)) => a.extend(b),
+            (a, b) => panic!("a {b:?} column appended to a {a:?} one"),
+        }
+        match (&mut self.valid, other.valid) {
+            (Some(a), Some(b)) => a.extend(b),
+            (None, None) => {}
+            _ => panic!("a nullable column appended to one that is not"),
+        }
+    }
+}
+
+/// A table's rows, column by column, in declaration order.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Columns {
+    pub columns: Vec<ColumnValues>,
+    rows: usize,
+}
+
+impl Columns {
+    pub fn new(columns: &[Column]) -> Columns {
+        Columns {
+            columns: columns.iter().map(ColumnValues::new).collect(),
+            rows: 0,
+        }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Appends one row through `put`, which must fill every column once
+    /// (a record's `push_columns` does).
+    pub fn push_with(&mut self, put: impl FnOnce(&mut [ColumnValues])) {
+        put(&mut self.columns);
+        self.rows += 1;
+        debug_assert!(self.columns.iter().all(|c| c.len() == self.rows));
+    }
+
+    /// Appends a row of `Value`s, one per column; `Err` names the column
+    /// and the value it cannot hold, and nothing is appended.
+    pub fn push_values(&mut self, row: &[Value], declared: &[Column]) -> Result<(), String> {
+        if row.len() != self.columns.len() {
+            return Err(format!(
+                "a row of {} values for {} columns",
+                row.len(),
+                self.columns.len()
+            ));
+        }
+        if let Some((c, v)) = declared
+            .iter()
+            .zip(row)
+            .find(|(c, v)| ColumnValues::new(c).push_value(v).is_err())
+        {
+            return Err(format!("column {} cannot hold {v}", c.name));
+        }
+        for (col, v) in self.columns.iter_mut().zip(row) {
+            col.push_value(v).expect("checked above");
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Appends `detail`'s rows (a table of the columns after the first),
+    /// with `run_id` in the first column.
+    pub fn append_run(&mut self, run_id: u64, detail: Columns) {
+        let (first, rest) = self.columns.split_first_mut().expect("a run_id column");
+        for _ in 0..detail.rows {
+            first.push_int(run_id as i64);
+        }
+        assert_eq!(rest.len(), detail.columns.len(), "a detail table's columns");
+        for (a, b) in rest.iter_mut().zip(detail.columns) {
+            a.append(b);
+        }
+        self.rows += detail.rows;
+    }
+
+    /// Row `i` as `Value`s.
+    pub fn row(&self, i: usize) -> Vec<Value> {
+        self.columns.iter().map(|c| c.value(i)).collect()
+    }
+
+    /// Every row as `Value`s, for code that reads a row at a time.
+    pub fn to_rows(&self) -> Vec<Vec<Value>> {
+        (0..self.rows).map(|i| self.row(i)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COLS: [Column; 3] = [
+        Column::new("a", ColType::Int, false, "an int"),
+        Column::new("b", ColType::Float, true, "a maybe-float"),
+        Column::new("c", ColType::Str, false, "a label"),
+    ];
+
+    #[test]
+    fn values_in_equal_values_out_and_bad_rows_append_nothing() {
+        let mut t = Columns::new(&COLS);
+        let rows = vec![
+            vec![Value::Int(1), Value::Float(0.5), Value::Str("x".into())],
+            vec![Value::Int(-2), Value::Null, Value::Str(String::new())],
+        ];
+        for r in &rows {
+            t.push_values(r, &COLS).unwrap();
+        }
+        assert_eq!(t.to_rows(), rows);
+        let bad = [
+            Value::Int(3),
+            Value::Str("no".into()),
+            Value::Str("y".into()),
+        ];
+        assert!(t.push_values(&bad, &COLS).unwrap_err().contains("column b"));
+        let null_in_a = [Value::Null, Value::Null, Value::Str("y".into())];
+        assert!(t.push_values(&null_in_a, &COLS).is_err());
+        assert_eq!(t.rows(), 2);
+        assert!(t.columns.iter().all(|c| c.len() == 2));
+    }
+
+    #[test]
+    fn a_run_s_detail_rows_follow_with_their_run_id() {
+        let mut chunk = Columns::new(&[Column::new("run_id", ColType::Int, false, "id"), COLS[0]]);
+        let mut detail = Columns::new(&COLS[..1]);
+        detail.push_values(&[Value::Int(7)], &COLS[..1]).unwrap();
+        detail.push_values(&[Value::Int(8)], &COLS[..1]).unwrap();
+        chunk.append_run(4, detail);
+        assert_eq!(
+            chunk.to_rows(),
+            vec![
+                vec![Value::Int(4), Value::Int(7)],
+                vec![Value::Int(4), Value::Int(8)]
+            ]
+        );
+    }
+}
