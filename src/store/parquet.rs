@@ -19,6 +19,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 
 use super::StoreError;
 use crate::model::{Cells, ColType, Column, ColumnValues, Columns, Row};
@@ -270,13 +271,19 @@ pub enum Codec {
     Part,
 }
 
-fn properties(kv: &[(String, String)], codec: Codec) -> WriterProperties {
+fn properties(columns: &[Column], kv: &[(String, String)], codec: Codec) -> WriterProperties {
     let compression = match codec {
         Codec::Results => Compression::ZSTD(ZstdLevel::try_new(3).expect("valid level")),
         Codec::Part => Compression::SNAPPY,
     };
-    WriterProperties::builder()
-        .set_compression(compression)
+    let mut b = WriterProperties::builder();
+    // Measured values (beliefs, Brier scores, rates) rarely repeat: a
+    // dictionary of them is as large as the values, and interning every
+    // one was the largest cost of writing the results of small runs.
+    for c in columns.iter().filter(|c| c.ty == ColType::Float) {
+        b = b.set_column_dictionary_enabled(ColumnPath::from(c.name), false);
+    }
+    b.set_compression(compression)
         // A part is read once: plain pages cost less to write than
         // dictionaries (whose interning was the writer's largest cost).
         .set_dictionary_enabled(codec == Codec::Results)
@@ -318,7 +325,8 @@ pub fn write_as(
     let mut failed = None;
     let result = super::atomic::write_with(path, |f| {
         let run = || -> Result<(), StoreError> {
-            let mut w = ArrowWriter::try_new(f, schema.clone(), Some(properties(kv, codec)))?;
+            let mut w =
+                ArrowWriter::try_new(f, schema.clone(), Some(properties(columns, kv, codec)))?;
             for b in batches {
                 w.write(&b?.0)?;
             }
@@ -348,7 +356,7 @@ pub fn to_bytes(
     let mut w = ArrowWriter::try_new(
         &mut out,
         arrow_schema(columns),
-        Some(properties(kv, Codec::Results)),
+        Some(properties(columns, kv, Codec::Results)),
     )?;
     w.write(&batch(columns, rows)?.0)?;
     w.close()?;
