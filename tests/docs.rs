@@ -11,9 +11,13 @@
 //! A block's info string says what to do with it: ```` ```sh run ```` runs
 //! under `bash -euo pipefail` and must exit 0 (`exit=N` expects N);
 //! a ```` ```text output ```` block right after it must equal its stdout
-//! (blank lines at either end aside);
+//! (blank lines at either end aside), a ```` ```text excerpt ```` block's
+//! lines must be lines of its stdout in the same order;
 //! any block with `file=PATH` is written to PATH first. Other blocks are
-//! illustration.
+//! illustration. Two commands cannot run inside the tests, and CI runs them
+//! instead: the README's install (`.ci/run` builds the same binary with
+//! `--locked`) and its test command (`.ci/run` is that command plus the
+//! lints and interop checks).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -155,14 +159,50 @@ fn relative(path: &Path) -> String {
 }
 
 /// Whether `target`, as named in `file`, exists: a path relative to the
-/// file's folder or to the repository's root; a bare file name (a comment
-/// saying "cascade.md" after naming its folder) anywhere in the repository.
-fn exists(file: &Path, target: &str, names: &[String]) -> bool {
+/// file's folder or to the repository's root, or the end of a path in the
+/// repository (a table of golden files naming them below their folder); a
+/// bare file name (a comment saying "cascade.md" after naming its folder)
+/// anywhere in the repository. `paths` are the repository's files,
+/// relative to its root.
+fn exists(file: &Path, target: &str, paths: &[String]) -> bool {
     let target = target.trim_start_matches("./");
-    if !target.contains('/') {
-        return names.iter().any(|n| n == target);
+    if file.parent().unwrap().join(target).exists() || root().join(target).exists() {
+        return true;
     }
-    file.parent().unwrap().join(target).exists() || root().join(target).exists()
+    let tail = format!("/{}", target.trim_start_matches("../"));
+    paths.iter().any(|p| p == target || p.ends_with(&tail))
+}
+
+/// The targets a Markdown file links to: inline links and images
+/// (`](target)`), reference definitions (`[label]: target`) and HTML
+/// `src`/`href` attributes.
+fn link_targets(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("](") {
+        let rest = &text[at + 2..];
+        if let Some(end) = rest.find(')') {
+            out.push(rest[..end].to_string());
+        }
+    }
+    for line in text.lines() {
+        let line = line.trim_start();
+        if let Some(def) = line
+            .strip_prefix('[')
+            .and_then(|l| l.split_once("]:"))
+            .map(|(_, target)| target.trim())
+        {
+            out.extend(def.split_whitespace().next().map(str::to_string));
+        }
+    }
+    for attr in ["src=\"", "href=\""] {
+        for (at, _) in text.match_indices(attr) {
+            let rest = &text[at + attr.len()..];
+            if let Some(end) = rest.find('"') {
+                out.push(rest[..end].to_string());
+            }
+        }
+    }
+    out
 }
 
 #[test]
@@ -173,10 +213,9 @@ fn every_relative_link_resolves() {
         .filter(|f| f.extension().is_some_and(|e| e == "md"))
     {
         let text = std::fs::read_to_string(file).unwrap();
-        for (at, _) in text.match_indices("](") {
-            let rest = &text[at + 2..];
-            let Some(end) = rest.find(')') else { continue };
-            let target = rest[..end].split('#').next().unwrap().trim();
+        for target in link_targets(&text) {
+            let target = target.split('#').next().unwrap().trim();
+            let target = target.trim_start_matches('<').trim_end_matches('>');
             if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
                 continue;
             }
@@ -192,6 +231,15 @@ fn every_relative_link_resolves() {
     );
 }
 
+#[test]
+fn the_link_reader_finds_every_kind_of_link() {
+    let text = "see [a](x.md#top) and ![b][i]\n[i]: ../img/y.png \"title\"\n<img src=\"z.svg\"> <a href=\"w.md\">w</a>\n";
+    assert_eq!(
+        link_targets(text),
+        vec!["x.md#top", "../img/y.png", "z.svg", "w.md"]
+    );
+}
+
 /// Text that names a document outside the repository: the design sources
 /// and specifications a project is built from are not shipped with it.
 const OUTSIDE: &[&str] = &[
@@ -203,15 +251,204 @@ const OUTSIDE: &[&str] = &[
     "project's spec",
 ];
 
+/// The extensions of files a text may name: documents, images, data,
+/// manifests and scripts (not `.parquet`: those are results, written by
+/// the commands that name them).
+const NAMED: &[&str] = &[
+    ".md", ".png", ".svg", ".json", ".toml", ".py", ".csv", ".sh",
+];
+
+/// The file names ending in one of `NAMED` that `text` mentions, each with
+/// the path written before it (`docs/guide/racing.md`, `../img/a.png`).
+fn named_files(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for ext in NAMED {
+        for (at, _) in text.match_indices(ext) {
+            let end = at + ext.len();
+            let after = text[end..].chars().next();
+            if after.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let start = text[..at]
+                .rfind(|c: char| !(c.is_alphanumeric() || "_-./".contains(c)))
+                .map_or(0, |s| s + 1);
+            let name = &text[start..end];
+            let stem = &name[..name.len() - ext.len()];
+            // `.md` alone, a dotfile, `*.toml`, `$DIR/x.json`, `{name}.csv`.
+            let before = text[..start].chars().next_back();
+            if stem.is_empty()
+                || stem.ends_with('/')
+                || name.starts_with('.') && !name.starts_with("./") && !name.starts_with("../")
+                || before.is_some_and(|c| "*$<{%".contains(c))
+            {
+                continue;
+            }
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// What of a file names documents for a reader: a Markdown file's text
+/// outside fenced blocks (a block's commands make the files they name, and
+/// runnable blocks are run), a source file's comments. A test's string
+/// literals name the scratch files it makes.
+fn prose(file: &Path, text: &str) -> String {
+    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        let comment = match ext {
+            "md" => {
+                if line.trim_start().starts_with("```") {
+                    fenced = !fenced;
+                    continue;
+                }
+                (!fenced).then_some(line)
+            }
+            "rs" | "js" | "css" => line.find("//").map(|at| &line[at..]),
+            "py" | "sh" | "toml" | "yaml" | "sub" | "sbatch" | "txt" => {
+                line.find('#').map(|at| &line[at..])
+            }
+            _ if file.file_name().is_some_and(|n| n == "run") => {
+                line.find('#').map(|at| &line[at..])
+            }
+            _ => None,
+        };
+        if let Some(c) = comment {
+            out += c;
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Every file in the repository (its own tree: not build output or
+/// results), relative to its root.
+fn repository_paths() -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap();
+            if path.is_dir() {
+                if !matches!(name, "target" | "results" | ".git" | "__pycache__") {
+                    walk(&path, out);
+                }
+            } else {
+                out.push(relative(&path));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root(), &mut out);
+    out
+}
+
+/// Files witness writes (into a results folder, or where an analysis verb
+/// is told): texts name them without their being in the repository.
+const WRITTEN: &[&str] = &[
+    "complete.json",
+    "manifest.toml",
+    "timing.json",
+    "timing-shard-K-of-N.json",
+    "policy.json",
+    "compare.json",
+    "compare.csv",
+    "summary.csv",
+    "rank.csv",
+    "search.json",
+    "search.csv",
+    "sensitivity.json",
+    "sensitivity.csv",
+    "run.json",
+    "trust-score.json",
+    "scores.csv",
+    "ranking.csv",
+    "stem.png",
+    "stem.svg",
+    // A design's points file: the user's, beside their manifest.
+    "points.csv",
+];
+
+/// The files a document's own blocks write (`file=PATH`), which its text
+/// may name.
+fn written_by_blocks(text: &str) -> Vec<String> {
+    blocks(text)
+        .iter()
+        .flat_map(|b| {
+            b.info
+                .split_whitespace()
+                .filter_map(|w| w.strip_prefix("file="))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Folders a text's examples write into, where a named file is made by
+/// the command beside it rather than shipped.
+const MADE_IN: &[&str] = &["results/", "OUT", "out/", "/tmp/", "DIR/", "E/", "tmp/"];
+
+#[test]
+fn code_cites_a_model_page_by_its_path() {
+    // `cascade.md §4` in a comment is ambiguous beside docs/guide and the
+    // reports; the path says which page.
+    let mut bare = Vec::new();
+    let this = root().join("tests/docs.rs");
+    for file in text_files()
+        .iter()
+        .filter(|f| **f != this && f.extension().is_some_and(|e| e == "rs" || e == "py"))
+    {
+        let text = std::fs::read_to_string(file).unwrap();
+        let comments = prose(file, &text);
+        for (at, _) in comments.match_indices(".md §") {
+            let start = comments[..at]
+                .rfind(|c: char| !(c.is_alphanumeric() || "_-./".contains(c)))
+                .map_or(0, |s| s + 1);
+            if !comments[start..].starts_with("docs/models/") {
+                let end = at + ".md §".len();
+                bare.push(format!("{}: {}", relative(file), &comments[start..end]));
+            }
+        }
+    }
+    assert!(
+        bare.is_empty(),
+        "cite docs/models/PAGE.md:\n{}",
+        bare.join("\n")
+    );
+}
+
+#[test]
+fn the_name_reader_finds_paths_in_prose_and_comments_only() {
+    let md = "See `docs/img/a.png` and cascade.md; not *.toml or $DIR/x.json.\n```sh\nwitness run b.toml\n```\n";
+    assert_eq!(
+        named_files(&prose(Path::new("x.md"), md)),
+        vec!["cascade.md", "docs/img/a.png"]
+    );
+    let rs = "let f = \"scratch.toml\"; // pins tests/fixtures/v.json\n";
+    assert_eq!(
+        named_files(&prose(Path::new("x.rs"), rs)),
+        vec!["tests/fixtures/v.json"]
+    );
+    let paths = vec!["tests/fixtures/vectors/policies/run.json".to_string()];
+    assert!(exists(
+        root().join("docs/models/x.md").as_path(),
+        "policies/run.json",
+        &paths
+    ));
+    assert!(!exists(
+        root().join("docs/models/x.md").as_path(),
+        "vectors/other.json",
+        &paths
+    ));
+}
+
 #[test]
 fn no_file_names_a_document_that_is_not_in_the_repository() {
     let mut missing = Vec::new();
     let this = root().join("tests/docs.rs");
     let files = text_files();
-    let names: Vec<String> = files
-        .iter()
-        .map(|f| f.file_name().unwrap().to_str().unwrap().to_string())
-        .collect();
+    let paths = repository_paths();
     for file in files.iter().cloned() {
         if file == this {
             continue;
@@ -222,22 +459,16 @@ fn no_file_names_a_document_that_is_not_in_the_repository() {
                 missing.push(format!("{}: names `{word}`", relative(&file)));
             }
         }
-        // Every Markdown file name a file mentions, read as a path.
-        for (at, _) in text.match_indices(".md") {
-            let after = text[at + 3..].chars().next();
-            if after.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                continue;
-            }
-            let start = text[..at]
-                .rfind(|c: char| !(c.is_alphanumeric() || "_-./".contains(c)))
-                .map_or(0, |s| s + 1);
-            let name = &text[start..at + 3];
-            if name == ".md"
-                || name.starts_with('.') && !name.starts_with("./") && !name.starts_with("../")
+        let made = written_by_blocks(&text);
+        for name in named_files(&prose(&file, &text)) {
+            let base = name.rsplit('/').next().unwrap();
+            if WRITTEN.contains(&base)
+                || MADE_IN.iter().any(|d| name.contains(d))
+                || made.iter().any(|m| m == name)
             {
                 continue;
             }
-            if !exists(&file, name, &names) {
+            if !exists(&file, name, &paths) {
                 missing.push(format!("{}: names `{name}`", relative(&file)));
             }
         }
@@ -245,7 +476,7 @@ fn no_file_names_a_document_that_is_not_in_the_repository() {
     missing.dedup();
     assert!(
         missing.is_empty(),
-        "documents not in the repository:\n{}",
+        "files not in the repository:\n{}",
         missing.join("\n")
     );
 }
@@ -332,9 +563,11 @@ fn run_text(doc: &str, text: &str) -> Vec<String> {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, &b.text).unwrap();
         }
-        if words.contains(&"output") {
+        if words.contains(&"output") || words.contains(&"excerpt") {
+            let whole = words.contains(&"output");
             match last_stdout.take() {
-                Some((_, out)) if out.trim_matches('\n') == b.text.trim_matches('\n') => {}
+                Some((_, out)) if whole && out.trim_matches('\n') == b.text.trim_matches('\n') => {}
+                Some((_, out)) if !whole && is_excerpt(&b.text, &out) => {}
                 Some((line, out)) => problems.push(format!(
                     "{at}: the output of the block at line {line} differs; it printed:\n{out}"
                 )),
@@ -343,17 +576,24 @@ fn run_text(doc: &str, text: &str) -> Vec<String> {
             continue;
         }
         last_stdout = None;
-        if words.first() != Some(&"sh") || !words.contains(&"run") {
+        if !words.contains(&"run") {
+            continue;
+        }
+        if words.first() != Some(&"sh") {
+            // A block marked to run that would silently not run.
+            problems.push(format!(
+                "{at}: only `sh run` blocks run; this one is `{}`",
+                b.info
+            ));
             continue;
         }
         let want: i32 = words
             .iter()
             .find_map(|w| w.strip_prefix("exit="))
             .map_or(0, |n| n.parse().unwrap());
-        // The README builds and runs in one step; here the binary is built.
-        let script = b.text.replace("cargo run --release -- ", "witness ");
+        let script = &b.text;
         let out = Command::new("bash")
-            .args(["-euo", "pipefail", "-c", &script])
+            .args(["-euo", "pipefail", "-c", script])
             .current_dir(dir.path())
             .env("PATH", &path)
             .output()
@@ -369,6 +609,16 @@ fn run_text(doc: &str, text: &str) -> Vec<String> {
         last_stdout = Some((b.line, String::from_utf8_lossy(&out.stdout).into_owned()));
     }
     problems
+}
+
+/// Whether every non-blank line of `excerpt` is a line of `out`, in order
+/// (an abridged output: lines may be left out, none changed).
+fn is_excerpt(excerpt: &str, out: &str) -> bool {
+    let mut lines = out.lines();
+    excerpt
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .all(|want| lines.any(|got| got == want))
 }
 
 fn markdown_in(dir: &str) -> Vec<String> {
@@ -410,9 +660,16 @@ fn a_block_runner_that_cannot_fail_is_no_check() {
     assert_eq!(b[0].info, "sh run");
     let problems = run_text(
         "the self-test document",
-        "```sh run\necho a\n```\n```text output\nb\n```\n```sh run exit=2\ntrue\n```\n```sh run\necho ok\n```\n```text output\nok\n```\n",
+        "```sh run\necho a\n```\n```text output\nb\n```\n```sh run exit=2\ntrue\n```\n```sh run\necho ok\n```\n```text output\nok\n```\n```bash run\nfalse\n```\n",
     );
-    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(is_excerpt("a\n\nc\n", "a\nb\nc\n"));
+    assert!(!is_excerpt("c\na\n", "a\nb\nc\n"));
+    assert!(!is_excerpt("a\nb2\n", "a\nb\nc\n"));
     assert!(problems[0].contains("differs"), "{problems:?}");
     assert!(problems[1].contains("exited 0, not 2"), "{problems:?}");
+    assert!(
+        problems[2].contains("only `sh run` blocks run"),
+        "{problems:?}"
+    );
 }

@@ -153,7 +153,7 @@ fn effective_parameters_follow_section_11() {
         }
     }
     assert!(!ignored("endorsement").contains(&"gain"));
-    // The trust policy (cascade.md §7.3): effective parameters as in §12.
+    // The trust policy (docs/models/cascade.md §7.3): effective parameters as in §12.
     assert!(ignored("trust").contains(&"gain") && !ignored("trust").contains(&"allocation"));
     assert!(QUORUM_PARAMS
         .names(PARAMS)

@@ -4,7 +4,7 @@
 use crate::params::{Kind, ParamError, ParamSet, Params, Resolved};
 
 crate::words! {
-    /// Graph families (cascade.md §3).
+    /// Graph families (docs/models/cascade.md §3).
     pub enum Family {
         Ring = "ring",
         SmallWorld = "small_world",
@@ -117,7 +117,7 @@ crate::params! {
 /// Every parameter, in declaration order.
 pub const PARAMS: &[crate::params::ParamSpec] = CascadeParams::SPECS;
 
-/// The knobs of the `quorum` policy (cascade.md §7.4); every other policy ignores them.
+/// The knobs of the `quorum` policy (docs/models/cascade.md §7.4); every other policy ignores them.
 pub const QUORUM_PARAMS: ParamSet = ParamSet::of(&[
     CascadeParams::threshold,
     CascadeParams::window,
@@ -127,7 +127,7 @@ pub const QUORUM_PARAMS: ParamSet = ParamSet::of(&[
     CascadeParams::count,
 ]);
 
-/// The graph families' own parameters (cascade.md §12).
+/// The graph families' own parameters (docs/models/cascade.md §12).
 pub const GRAPH_PARAMS: ParamSet = ParamSet::of(&[
     CascadeParams::shortcut_prob,
     CascadeParams::communities,
@@ -143,7 +143,7 @@ impl Family {
         self as u64
     }
 
-    /// The graph parameters this family reads (cascade.md §12).
+    /// The graph parameters this family reads (docs/models/cascade.md §12).
     pub fn params(self) -> ParamSet {
         type P = CascadeParams;
         match self {
@@ -300,7 +300,7 @@ impl Config {
         Config::new(CascadeParams::from_resolved(p))
     }
 
-    /// Parameters this configuration does not read (cascade.md §12).
+    /// Parameters this configuration does not read (docs/models/cascade.md §12).
     pub fn ignored(&self) -> ParamSet {
         let mut out = ParamSet::EMPTY;
         // An external policy is told every parameter and may read any.

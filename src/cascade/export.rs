@@ -172,7 +172,7 @@ pub fn describe(run: &Run) -> String {
     out
 }
 
-/// The cascade's export: the document of cascade.md §13 and the readable summary.
+/// The cascade's export: the document of docs/models/cascade.md §13 and the readable summary.
 pub struct CascadeExport;
 
 impl Export for CascadeExport {

@@ -291,7 +291,7 @@ pub(super) fn check_identities(
 }
 
 crate::record! {
-    /// A run's summary (cascade.md §10.2): its columns of `runs.parquet`.
+    /// A run's summary (docs/models/cascade.md §10.2): its columns of `runs.parquet`.
     #[derive(Clone, Debug, PartialEq)]
     pub struct Summary {
         /// max over snapshots of mistaken / N

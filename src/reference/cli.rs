@@ -6,10 +6,23 @@ use clap::CommandFactory;
 
 use crate::cli::Cli;
 
-/// The verbs a user sees (`help` and hidden verbs left out).
-fn verbs(cmd: &clap::Command) -> impl Iterator<Item = &clap::Command> {
-    cmd.get_subcommands()
-        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+/// The verbs a user sees (`help` and hidden verbs left out), each with
+/// its words after `witness`, nested verbs (`trust score`) after their
+/// parent, in the binary's order.
+fn verbs(cmd: &clap::Command) -> Vec<(String, clap::Command)> {
+    fn walk(cmd: &clap::Command, words: &str, out: &mut Vec<(String, clap::Command)>) {
+        for c in cmd
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+        {
+            let path = format!("{words}{}", c.get_name());
+            out.push((path.clone(), c.clone()));
+            walk(c, &format!("{path} "), out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(cmd, "", &mut out);
+    out
 }
 
 /// The command line as the binary parses it, built (help and version
@@ -28,16 +41,16 @@ pub fn markdown() -> String {
     );
     s += &cmd.render_long_help().to_string();
     s += "```\n";
-    for verb in verbs(&cmd) {
-        let mut v = verb.clone();
-        s += &format!("\n## `witness {}`\n\n```text\n", v.get_name());
+    for (words, mut v) in verbs(&cmd) {
+        s += &format!("\n## `witness {words}`\n\n```text\n");
         s += &v.render_long_help().to_string();
         s += "```\n";
     }
     s
 }
 
-/// Man pages: `witness.1`, then `witness-<verb>.1` for each verb.
+/// Man pages: `witness.1`, then `witness-<verb>.1` for each verb
+/// (`witness-trust-score.1` for a nested one).
 pub fn man_pages() -> Vec<(String, Vec<u8>)> {
     let cmd = command();
     let page = |c: clap::Command| {
@@ -48,12 +61,9 @@ pub fn man_pages() -> Vec<(String, Vec<u8>)> {
         buf
     };
     let mut out = vec![("witness.1".to_string(), page(cmd.clone()))];
-    for verb in verbs(&cmd) {
-        let name = format!("witness-{}", verb.get_name());
-        let c = verb
-            .clone()
-            .name(name.clone())
-            .bin_name(format!("witness {}", verb.get_name()));
+    for (words, verb) in verbs(&cmd) {
+        let name = format!("witness-{}", words.replace(' ', "-"));
+        let c = verb.name(name.clone()).bin_name(format!("witness {words}"));
         out.push((format!("{name}.1"), page(c)));
     }
     out
