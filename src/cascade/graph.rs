@@ -8,8 +8,11 @@
 use super::config::{Family, GraphParams};
 use crate::rng::{tag, Stream};
 
+/// Offsets are `u32`: the most edges any family can make (10 M agents,
+/// 100 links each, both directions) stay below 2^32, and half the bytes is
+/// half the offsets' share of a round's streaming at a million agents.
 pub struct Graph {
-    offsets: Vec<usize>,
+    offsets: Vec<u32>,
     neighbours: Vec<u32>,
 }
 
@@ -121,8 +124,9 @@ impl Graph {
         }
         offsets[n] = write;
         neighbours.truncate(write);
+        let offset = |o: usize| u32::try_from(o).expect("fewer than 2^32 edge ends");
         let g = Graph {
-            offsets,
+            offsets: offsets.into_iter().map(offset).collect(),
             neighbours,
         };
         debug_assert!((0..n).all(|i| g.neighbours(i).windows(2).all(|w| w[0] < w[1])));
@@ -137,12 +141,13 @@ impl Graph {
         self.len() == 0
     }
 
+    #[inline]
     pub fn neighbours(&self, i: usize) -> &[u32] {
-        &self.neighbours[self.offsets[i]..self.offsets[i + 1]]
+        &self.neighbours[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
     pub fn degree(&self, i: usize) -> usize {
-        self.offsets[i + 1] - self.offsets[i]
+        (self.offsets[i + 1] - self.offsets[i]) as usize
     }
 
     pub fn edge_count(&self) -> usize {

@@ -28,15 +28,19 @@ pub struct ColumnValues {
 
 impl ColumnValues {
     pub fn new(c: &Column) -> ColumnValues {
+        ColumnValues::with_capacity(c, 0)
+    }
+
+    pub fn with_capacity(c: &Column, rows: usize) -> ColumnValues {
         ColumnValues {
             cells: match c.ty {
-                ColType::Bool => Cells::Bool(Vec::new()),
-                ColType::Int => Cells::Int(Vec::new()),
-                ColType::Float => Cells::Float(Vec::new()),
-                ColType::Str => Cells::Str(Vec::new()),
-                ColType::IntList => Cells::IntList(Vec::new()),
+                ColType::Bool => Cells::Bool(Vec::with_capacity(rows)),
+                ColType::Int => Cells::Int(Vec::with_capacity(rows)),
+                ColType::Float => Cells::Float(Vec::with_capacity(rows)),
+                ColType::Str => Cells::Str(Vec::with_capacity(rows)),
+                ColType::IntList => Cells::IntList(Vec::with_capacity(rows)),
             },
-            valid: c.nullable.then(Vec::new),
+            valid: c.nullable.then(|| Vec::with_capacity(rows)),
         }
     }
 
@@ -174,8 +178,17 @@ pub struct Columns {
 
 impl Columns {
     pub fn new(columns: &[Column]) -> Columns {
+        Columns::with_capacity(columns, 0)
+    }
+
+    /// Room for `rows` rows, so a table whose size is known up front
+    /// (a run's rounds) grows without reallocating.
+    pub fn with_capacity(columns: &[Column], rows: usize) -> Columns {
         Columns {
-            columns: columns.iter().map(ColumnValues::new).collect(),
+            columns: columns
+                .iter()
+                .map(|c| ColumnValues::with_capacity(c, rows))
+                .collect(),
             rows: 0,
         }
     }

@@ -195,7 +195,8 @@ impl<M: Model> DynModel for Registered<M> {
         decider: Option<&mut dyn Decider>,
     ) -> Result<RunOutput, ParamError> {
         let c = Self::configure(p)?;
-        let mut cx = RunContext::new(M::TABLES, want, decider);
+        let rows = M::footprint(&c).rows;
+        let mut cx = RunContext::new(M::TABLES, want, &rows, decider);
         let ran = M::run(&c, &mut cx);
         let (tables, failure) = cx.finish();
         Ok(match failure {

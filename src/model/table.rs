@@ -54,16 +54,29 @@ pub struct RunContext<'a> {
 }
 
 impl<'a> RunContext<'a> {
-    /// `want[k]` says whether table `specs[k]` is kept.
+    /// `want[k]` says whether table `specs[k]` is kept; `rows[k]`, when
+    /// given, is how many rows it will get (the model's footprint).
     pub fn new(
         specs: &'static [TableSpec],
         want: &[bool],
+        rows: &[u64],
         decider: Option<&'a mut dyn Decider>,
     ) -> RunContext<'a> {
+        // A table not kept, or of an unknown size, starts empty; a known
+        // size is reserved up to a bound, so a wrong footprint costs
+        // reallocations, not memory.
+        let room = |k: usize| match (want.get(k), rows.get(k)) {
+            (Some(true), Some(&n)) => n.min(1 << 16) as usize,
+            _ => 0,
+        };
         RunContext {
             specs,
             want: want.to_vec(),
-            rows: specs.iter().map(|s| Columns::new(s.columns)).collect(),
+            rows: specs
+                .iter()
+                .enumerate()
+                .map(|(k, s)| Columns::with_capacity(s.columns, room(k)))
+                .collect(),
             decider,
             failure: None,
         }
