@@ -174,10 +174,13 @@ impl Round<'_> {
             }
         }
         let nb = graph.neighbours(i);
-        let mut heard = [0.0f64; SLOTS];
+        // Who was heard; their beliefs are loaded only if this agent's
+        // belief moves (a checked agent only merges ledgers), which at a
+        // million agents saves most loads from the largest array.
+        let mut heard = [0usize; SLOTS];
         for h in heard.iter_mut() {
             let j = nb[s.below(nb.len() as u64) as usize] as usize;
-            *h = self.p[j];
+            *h = j;
             a.ledger.merge(&self.ledger[j]);
             if K == QUORUM {
                 memory.write(
@@ -195,7 +198,8 @@ impl Round<'_> {
         }
         a.p = match K {
             ENDORSEMENT => {
-                let m = (((heard[0] + heard[1]) + heard[2]) + heard[3]) / 4.0;
+                let [p0, p1, p2, p3] = heard.map(|j| self.p[j]);
+                let m = (((p0 + p1) + p2) + p3) / 4.0;
                 let social = 1.0 / (1.0 + (-cfg.gain * (m - 0.5)).exp());
                 clip(0.55 * a.p + 0.45 * social)
             }
