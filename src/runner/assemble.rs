@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use std::path::Path;
 
 use super::chunk;
+use super::kept::Kept;
 use super::layout::Layout;
 use super::tables::{metadata, tables, Table};
 use super::RunError;
@@ -57,6 +58,7 @@ pub fn assemble(
     plan: &Plan,
     layout: &Layout,
     tables: &[Table],
+    kept: &Kept,
 ) -> Result<Vec<(u64, String)>, Assembly> {
     let chunks = plan.chunk_count();
     let per_block = block_chunks(chunks);
@@ -64,7 +66,7 @@ pub fn assemble(
     // thread, and report the first table's problem in table order.
     let done: Vec<_> = tables
         .par_iter()
-        .map(|t| assemble_table(plan, layout, tables, t, chunks, per_block))
+        .map(|t| assemble_table(plan, layout, tables, kept, t, chunks, per_block))
         .collect();
     let mut failures = Vec::new();
     let mut sealed = Vec::new();
@@ -95,6 +97,7 @@ fn assemble_table(
     plan: &Plan,
     layout: &Layout,
     tables: &[Table],
+    kept: &Kept,
     table: &Table,
     chunks: u64,
     per_block: u64,
@@ -107,6 +110,15 @@ fn assemble_table(
     let mut rec: Vec<(String, u64)> = Vec::with_capacity(chunks as usize);
     let mut foreign = false;
     let batches = (0..chunks).flat_map(|c| {
+        // A part this process wrote and kept is encoded from memory, in
+        // the pieces its file would be read in (the same bytes result).
+        let from_memory = kept.with(table.name, c, |p| {
+            rec.push((p.digest.clone(), p.rows));
+            p.batch.as_read_back().map(Ok).collect::<Vec<_>>()
+        });
+        if let Some(pieces) = from_memory {
+            return pieces;
+        }
         let path = layout.part(table.name, c);
         let located = |e: StoreError| StoreError::Format(format!("{}: {e}", path.display()));
         let reader = match parquet::open(&path) {
@@ -321,12 +333,12 @@ pub fn merge(dir: &Path, registry: &Registry) -> Result<Vec<(u64, String)>, RunE
     // Every chunk is in, so no shard is still writing: what temporaries
     // remain were left by killed ones.
     layout.remove_temporaries();
-    match assemble(&plan, &layout, &tables) {
+    match assemble(&plan, &layout, &tables, &Kept::new(0)) {
         Ok(f) => Ok(f),
         Err(Assembly::Failed(e)) => Err(e),
         Err(Assembly::Damaged(chunks)) => {
             for &c in &chunks {
-                chunk::remove(&layout, &tables, c)?;
+                chunk::remove(&layout, &tables, c, &Kept::new(0))?;
             }
             Err(incomplete(
                 &plan,

@@ -4,12 +4,13 @@
 //! each recording the manifest, the chunk and a digest of its rows, and the
 //! `runs` part, written last, marks the chunk done.
 
+use super::job::Job;
+use super::kept::{Kept, KeptPart};
 use super::layout::Layout;
 use super::tables::{metadata, run_into, Table};
-use super::{interrupted, Progress, RunError, Shard};
+use super::{interrupted, Progress, RunError};
 use crate::grid::Plan;
 use crate::model::Columns;
-use crate::policy::Policies;
 use crate::store::digest::RowDigest;
 use crate::store::{parquet, FileMeta};
 
@@ -34,17 +35,23 @@ pub fn belongs(m: &FileMeta, plan: &Plan, table: &str, chunk: u64) -> bool {
         && m.digest.is_some()
 }
 
-/// Runs a chunk and writes its parts; `None` when Ctrl-C stopped it first
-/// (nothing of it is written then).
-pub fn run(
+/// Runs a chunk of a job and writes its parts (keeping them in memory
+/// too, within the budget); `None` when Ctrl-C stopped it first (nothing
+/// of it is written then).
+pub(super) fn run(
     plan: &Plan,
-    layout: &Layout,
-    tables: &[Table],
+    job: &Job,
     chunk: u64,
-    shard: Shard,
-    policies: &Policies,
-    progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Option<Vec<(u64, String)>>, RunError> {
+    let Job {
+        work: layout,
+        tables,
+        shard,
+        policies,
+        progress,
+        ..
+    } = *job;
+    let kept = &job.kept;
     let mut rows: Vec<Columns> = tables.iter().map(|t| Columns::new(&t.columns)).collect();
     let mut failures = Vec::new();
     let stopped = |message| Err(RunError::Policy { message });
@@ -82,32 +89,44 @@ pub fn run(
         std::fs::create_dir_all(dir).map_err(|e| RunError::io(dir, e))?;
         let mut digest = RowDigest::new();
         digest.add_columns(&rows);
+        let (count, digest) = (digest.rows(), digest.finish());
         let meta = FileMeta {
             // The full grid's size: a raced plan grows, its parts stay.
             runs_total: plan.grid_total(),
             chunk: Some(chunk),
             shard: Some((shard.index, shard.count)),
-            rows: Some(digest.rows()),
-            digest: Some(digest.finish()),
+            rows: Some(count),
+            digest: Some(digest.clone()),
             ..metadata(plan, table.name)
         };
-        let batch = parquet::columns_batch(&table.columns, rows);
+        let batch =
+            parquet::columns_batch(&table.columns, rows).map_err(|e| RunError::write(&path, e))?;
         parquet::write_as(
             &path,
             &table.columns,
-            [batch],
+            [Ok(batch.clone())],
             &meta.to_kv(),
             parquet::Codec::Part,
         )
         .map_err(|e| RunError::write(&path, e))?;
         crate::crash::point("part written");
+        kept.offer(
+            table.name,
+            chunk,
+            KeptPart {
+                batch,
+                digest,
+                rows: count,
+            },
+        );
     }
     Ok(Some(failures))
 }
 
 /// Removes a chunk's parts, runs part first, so it counts as not done.
-pub fn remove(layout: &Layout, tables: &[Table], chunk: u64) -> Result<(), RunError> {
+pub fn remove(layout: &Layout, tables: &[Table], chunk: u64, kept: &Kept) -> Result<(), RunError> {
     for t in tables.iter().rev() {
+        kept.forget(t.name, chunk);
         let path = layout.part(t.name, chunk);
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {

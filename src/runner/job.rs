@@ -6,6 +6,7 @@
 use rayon::prelude::*;
 
 use super::assemble::{assemble, Assembly};
+use super::kept::Kept;
 use super::layout::Layout;
 use super::tables::Table;
 use super::{
@@ -21,6 +22,8 @@ pub(super) struct Job<'a> {
     pub tables: &'a [Table],
     pub shard: Shard,
     pub policies: &'a Policies,
+    /// The parts this process wrote, kept for assembly.
+    pub kept: Kept,
     pub progress: &'a (dyn Fn(Progress) + Sync),
 }
 
@@ -88,7 +91,7 @@ impl Job<'_> {
         }
         // A second pass reruns chunks whose parts assembly found damaged.
         for pass in 0..2 {
-            match assemble(plan, self.work, self.tables) {
+            match assemble(plan, self.work, self.tables, &self.kept) {
                 Ok(failures) => {
                     report.failures = failures;
                     report.assembled = true;
@@ -96,7 +99,7 @@ impl Job<'_> {
                 }
                 Err(Assembly::Damaged(chunks)) if pass == 0 => {
                     for &c in &chunks {
-                        chunk::remove(self.work, self.tables, c)?;
+                        chunk::remove(self.work, self.tables, c, &self.kept)?;
                     }
                     report.redone.extend(&chunks);
                     if !self.chunks(&pool, plan, &chunks, report)? {
@@ -131,17 +134,7 @@ impl Job<'_> {
     ) -> Result<bool, RunError> {
         let executed: Vec<Option<Vec<(u64, String)>>> = pool.install(|| {
             todo.par_iter()
-                .map(|&c| {
-                    chunk::run(
-                        plan,
-                        self.work,
-                        self.tables,
-                        c,
-                        self.shard,
-                        self.policies,
-                        self.progress,
-                    )
-                })
+                .map(|&c| chunk::run(plan, self, c))
                 .collect::<Result<_, _>>()
         })?;
         for (&c, ran) in todo.iter().zip(&executed) {

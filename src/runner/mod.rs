@@ -9,6 +9,7 @@ mod assemble;
 mod chunk;
 pub mod estimate;
 mod job;
+mod kept;
 pub mod layout;
 pub mod lock;
 mod race;
@@ -257,6 +258,8 @@ pub fn execute(
         tables: &tables,
         shard,
         policies: &policies,
+        // A shard's parts are assembled by `merge`, in another process.
+        kept: kept::Kept::new(if shard.count > 1 { 0 } else { kept::BUDGET }),
         progress,
     };
     let result = job.run(&mut plan, opts, &mut report);

@@ -83,6 +83,8 @@ fn arrow_schema(columns: &[Column]) -> SchemaRef {
 }
 
 /// Rows converted for writing: one Arrow batch, private to this module.
+/// A clone shares the arrays (it is a count, not a copy).
+#[derive(Clone)]
 pub struct Batch(RecordBatch);
 
 /// One column as an Arrow array: numbers and flags move into Arrow's
@@ -223,6 +225,21 @@ fn readable(t: &DataType) -> bool {
 impl Batch {
     pub fn num_rows(&self) -> usize {
         self.0.num_rows()
+    }
+
+    /// The bytes its arrays hold.
+    pub fn memory(&self) -> usize {
+        self.0.get_array_memory_size()
+    }
+
+    /// The batch in the pieces `open` returns for a file written from it:
+    /// one per row group (`ROW_GROUP_ROWS` rows), shared, not copied. Fed
+    /// these, a writer sees exactly what it would see from the file.
+    pub fn as_read_back(&self) -> impl Iterator<Item = Batch> + '_ {
+        let n = self.0.num_rows();
+        (0..n)
+            .step_by(ROW_GROUP_ROWS)
+            .map(move |at| Batch(self.0.slice(at, ROW_GROUP_ROWS.min(n - at))))
     }
 
     /// The rows, with the values of the named columns in the order asked.
