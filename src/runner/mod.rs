@@ -1,9 +1,10 @@
 //! Executes a plan: fixed chunks of runs fan out over a rayon pool, each
 //! finished chunk becomes durable part files, and the final tables are
-//! assembled from the parts in chunk order. Because parts do not depend on
-//! which thread, process or machine made them, the final bytes are the same
-//! for any thread count, after any crash and resume, and after a sharded
-//! run and `merge`.
+//! assembled from the parts in chunk order (from this process's copies in
+//! memory, within a budget, rather than the files: `kept`). Because parts
+//! do not depend on which thread, process or machine made them, the final
+//! bytes are the same for any thread count, after any crash and resume,
+//! and after a sharded run and `merge`.
 
 mod assemble;
 mod chunk;
