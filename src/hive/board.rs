@@ -113,6 +113,16 @@ pub struct Board {
     /// Positions (in the folded slice) of the traces the support pass counted.
     counted_at: Vec<usize>,
     window: (usize, usize),
+    /// The evidential walk's stack and visited list, kept so that a fold
+    /// allocates only while they grow (the walk runs once per support).
+    walk: Walk,
+}
+
+/// Buffers of `reaches_evidence`, reused from walk to walk.
+#[derive(Clone, Debug, Default)]
+struct Walk {
+    stack: Vec<u64>,
+    visited: Vec<u64>,
 }
 
 impl Board {
@@ -180,7 +190,7 @@ impl Board {
                 Kind::Propose => true,
                 Kind::Support => {
                     (!grounded_required || m.grounded())
-                        && (!p.require_evidential || reaches_evidence(m, kept))
+                        && (!p.require_evidential || self.walk.reaches_evidence(m, kept))
                 }
                 _ => false,
             };
@@ -231,24 +241,29 @@ impl Board {
     }
 }
 
-/// Does a citation chain from `m` reach an evidence trace among `kept`?
-fn reaches_evidence(m: &Mark, kept: &[Mark]) -> bool {
-    let mut stack: Vec<u64> = m.cites.to_vec();
-    let mut visited: Vec<u64> = Vec::new();
-    while let Some(seq) = stack.pop() {
-        if visited.contains(&seq) {
-            continue;
-        }
-        visited.push(seq);
-        let lo = kept.partition_point(|k| k.seq < seq);
-        for k in kept[lo..].iter().take_while(|k| k.seq == seq) {
-            if k.kind == Kind::Evidence {
-                return true;
+impl Walk {
+    /// Does a citation chain from `m` reach an evidence trace among `kept`?
+    /// The visited list makes cycles and self-citations terminate.
+    fn reaches_evidence(&mut self, m: &Mark, kept: &[Mark]) -> bool {
+        let Walk { stack, visited } = self;
+        stack.clear();
+        visited.clear();
+        stack.extend_from_slice(&m.cites);
+        while let Some(seq) = stack.pop() {
+            if visited.contains(&seq) {
+                continue;
             }
-            stack.extend_from_slice(&k.cites);
+            visited.push(seq);
+            let lo = kept.partition_point(|k| k.seq < seq);
+            for k in kept[lo..].iter().take_while(|k| k.seq == seq) {
+                if k.kind == Kind::Evidence {
+                    return true;
+                }
+                stack.extend_from_slice(&k.cites);
+            }
         }
+        false
     }
-    false
 }
 
 #[cfg(test)]
