@@ -111,8 +111,8 @@ pub struct Board {
     pub refuted_by: [u8; MAX_TOPICS],
     pub carried: u32,
     /// Positions (in the folded slice) of the traces the support pass counted.
-    counted_at: Vec<usize>,
-    window: (usize, usize),
+    pub(super) counted_at: Vec<usize>,
+    pub(super) window: (usize, usize),
     /// The evidential walk's stack and visited list, kept so that a fold
     /// allocates only while they grow (the walk runs once per support).
     walk: Walk,
@@ -120,7 +120,7 @@ pub struct Board {
 
 /// Buffers of `reaches_evidence`, reused from walk to walk.
 #[derive(Clone, Debug, Default)]
-struct Walk {
+pub(super) struct Walk {
     stack: Vec<u64>,
     visited: Vec<u64>,
 }
@@ -157,14 +157,9 @@ impl Board {
             .sum()
     }
 
-    /// Folds `marks` (identity order, no duplicates) at `at`. The policy
-    /// must already be valid (`fold::standings` reports the errors).
-    pub fn fold(&mut self, marks: &[Mark], at: u64, p: &Policy) {
-        let from = at.saturating_sub(p.window);
-        let lo = marks.partition_point(|m| m.seq < from);
-        let hi = marks.partition_point(|m| m.seq <= at);
-        self.window = (lo, hi);
-        let kept = &marks[lo..hi];
+    /// No standings, over an empty window starting at `lo`.
+    pub(super) fn reset(&mut self, lo: usize) {
+        self.window = (lo, lo);
         self.order.clear();
         self.advocated = 0;
         self.carried = 0;
@@ -172,6 +167,17 @@ impl Board {
         self.silenced = [0; MAX_TOPICS];
         self.refuted_by = [0; MAX_TOPICS];
         self.counted_at.clear();
+    }
+
+    /// Folds `marks` (identity order, no duplicates) at `at`. The policy
+    /// must already be valid (`fold::standings` reports the errors).
+    pub fn fold(&mut self, marks: &[Mark], at: u64, p: &Policy) {
+        let from = at.saturating_sub(p.window);
+        let lo = marks.partition_point(|m| m.seq < from);
+        let hi = marks.partition_point(|m| m.seq <= at);
+        self.reset(lo);
+        self.window = (lo, hi);
+        let kept = &marks[lo..hi];
         let grounded_required = p.require_grounded || p.require_evidential;
         let mut evidenced = 0u8;
         let mut refuters = [0u8; MAX_TOPICS];
@@ -244,7 +250,7 @@ impl Board {
 impl Walk {
     /// Does a citation chain from `m` reach an evidence trace among `kept`?
     /// The visited list makes cycles and self-citations terminate.
-    fn reaches_evidence(&mut self, m: &Mark, kept: &[Mark]) -> bool {
+    pub(super) fn reaches_evidence(&mut self, m: &Mark, kept: &[Mark]) -> bool {
         let Walk { stack, visited } = self;
         stack.clear();
         visited.clear();

@@ -1,13 +1,16 @@
 //! The episode engine (hive-rooms/1 "The episode engine"): one turn per step,
 //! judged by folding the live traces, with the speaker chosen by the
-//! attention market. Members write marker text (`member.rs`) and every
-//! message is parsed back into traces, so the fold only ever sees what the
-//! text says.
+//! attention market. Every message anyone reads as text (an external
+//! writer's, or a recorded transcript's) is parsed back into traces, so the
+//! fold only ever sees what the text says; when nobody reads the built-in
+//! members' text, their traces are made directly, equal to what the text
+//! would parse to (`member::Said::mark`).
 
 use super::board::{Board, Mark};
 use super::external::{self, Message, Writer};
+use super::live::Live;
 use super::markers::{scan, Author, Kind};
-use super::member::{compose, View};
+use super::member::{compose, Said, View};
 use super::policy::RoomPolicy;
 use super::rng::Stream;
 use super::room::{Room, MAX_MEMBERS, OPTIONS};
@@ -55,7 +58,7 @@ pub const TASK: &str = "Task: pick the option to roll out; deliberate, then comm
 const WATERMARK: u64 = 1;
 
 /// decay(d) in thousandths, half-life 20, in integers.
-pub fn decay(d: u64) -> u64 {
+pub const fn decay(d: u64) -> u64 {
     const H: u64 = 20;
     let (w, r) = (d / H, d % H);
     let high = if w >= 63 { 0 } else { 1000u64 >> w };
@@ -63,8 +66,35 @@ pub fn decay(d: u64) -> u64 {
     high - ((high - low) * r) / H
 }
 
+const fn salience_of(kind: Kind, age: u64) -> u64 {
+    (5 * decay(age) + 30 * kind.importance() + 20 * 500) / 10
+}
+
+/// Ages with a precomputed salience; rooms rarely run this many turns.
+const AGES: usize = 64;
+
+/// Salience by kind and age: the market sums one per trace on every turn,
+/// and a lookup costs less than the divisions of `decay`.
+static SALIENCE: [[u64; AGES]; Kind::ALL.len()] = {
+    let mut t = [[0; AGES]; Kind::ALL.len()];
+    let mut k = 0;
+    while k < Kind::ALL.len() {
+        let mut age = 0;
+        while age < AGES {
+            t[k][age] = salience_of(Kind::ALL[k], age as u64);
+            age += 1;
+        }
+        k += 1;
+    }
+    t
+};
+
 fn salience(at: u64, m: &Mark) -> u64 {
-    (5 * decay(at - m.seq) + 30 * m.kind.importance() + 20 * 500) / 10
+    let age = at - m.seq;
+    match SALIENCE[m.kind as usize].get(age as usize) {
+        Some(&s) => s,
+        None => salience_of(m.kind, age),
+    }
 }
 
 /// Buffers one room needs, reused from room to room so that a run of many
@@ -74,7 +104,8 @@ pub struct Scratch {
     marks: Vec<Mark>,
     /// Each member's own traces, for its blind view.
     own: [Vec<Mark>; MAX_MEMBERS],
-    live: Board,
+    /// The live fold, updated by each new message's traces.
+    live: Live,
     seen: Board,
     text: String,
     cites: Vec<u64>,
@@ -124,6 +155,7 @@ pub fn play_in(
         });
     }
     own.iter_mut().for_each(Vec::clear);
+    live.clear();
     let mut prose: [Stream; MAX_MEMBERS] = std::array::from_fn(|k| room.prose(k));
     let mut threshold = [0i64; MAX_MEMBERS];
     let mut posted = 0u8;
@@ -140,7 +172,8 @@ pub fn play_in(
             break Ending::Exhausted;
         }
         let at = last;
-        live.fold(marks, at, &p.fold);
+        live.update(marks, at, &p.fold);
+        let live = &live.board;
         // Judge.
         let carried = live.carried;
         if carried.count_ones() == 1 && commit_phase {
@@ -181,16 +214,17 @@ pub fn play_in(
         } else {
             View { marks, board: live }
         };
+        // The built-in member's words when its text is not needed.
+        let mut direct: Option<Said> = None;
         match writer {
-            Writer::Builtin => compose(
-                room,
-                p,
-                speaker,
-                &view,
-                commit_phase,
-                &mut prose[speaker],
-                text,
-            ),
+            Writer::Builtin => {
+                let said = compose(room, p, speaker, &view, commit_phase, &mut prose[speaker]);
+                if record {
+                    said.write(speaker, text);
+                } else {
+                    direct = Some(said);
+                }
+            }
             Writer::External {
                 episode,
                 decide,
@@ -222,9 +256,12 @@ pub fn play_in(
         last += 1;
         let first_new = marks.len();
         let author = Author::Member(speaker as u8);
-        scan(text, cites, |m| {
-            marks.push(Mark::new(last, author, &m, |name| topic_index(room, name)))
-        });
+        match direct {
+            Some(said) => marks.extend(said.mark(room, last, speaker)),
+            None => scan(text, cites, |m| {
+                marks.push(Mark::new(last, author, &m, |name| topic_index(room, name)))
+            }),
+        }
         addressed |= newly_addressed(marks, first_new);
         if p.blind && posted & everyone != everyone {
             own[speaker].extend_from_slice(&marks[first_new..]);
@@ -295,11 +332,14 @@ fn market(
     addressed: u8,
 ) -> Option<usize> {
     let n = room.members;
-    let saturated = |m: &Mark| {
-        m.kind == Kind::Support
-            && m.topic
-                .is_some_and(|t| live.advocated & (1 << t) != 0 && live.backers(t) >= p.repetition)
-    };
+    // Topics whose supports add no salience, worked out once per turn.
+    let full = live
+        .order
+        .iter()
+        .filter(|&&t| live.backers(t) >= p.repetition)
+        .fold(0u32, |acc, &t| acc | 1 << t);
+    let saturated =
+        |m: &Mark| m.kind == Kind::Support && m.topic.is_some_and(|t| full & (1 << t) != 0);
     let base: i64 = marks
         .iter()
         .filter(|m| !saturated(m))
@@ -363,6 +403,73 @@ mod tests {
     #[test]
     fn the_task_carries_no_trace() {
         assert!(parse(1, Author::Other, TASK).is_empty());
+    }
+
+    /// The arms of the benchmark and the grid's corners: evidential and
+    /// refutation rules, sighted rounds, short windows and budgets.
+    fn policies(n: usize) -> Vec<RoomPolicy> {
+        use crate::hive::policy::{hive, hive_plus};
+        let mut out = vec![hive(n), hive_plus(n)];
+        for (cap, ev, blind, window, budget) in [
+            (Some(2), false, true, 100, 15),
+            (Some(2), true, true, 100, 20),
+            (Some(3), true, false, 4, 10),
+            (None, true, false, 2, 20),
+        ] {
+            let mut p = hive_plus(n);
+            p.fold.refutation_cap = cap;
+            p.fold.require_evidential = ev;
+            p.blind = blind;
+            p.fold.window = window;
+            p.budget = budget;
+            out.push(p);
+        }
+        out
+    }
+
+    #[test]
+    fn direct_traces_equal_the_parsed_text() {
+        let (mut texts, mut direct) = (Scratch::default(), Scratch::default());
+        for (n, topics) in [(5, 4), (2, 2), (8, 8), (3, 6)] {
+            for p in policies(n) {
+                for i in 0..150 {
+                    let room = Room::new(7, i, n, topics, 90);
+                    let w = &mut Writer::Builtin;
+                    let read = play_in(&mut texts, &room, &p, true, w);
+                    let made = play_in(&mut direct, &room, &p, false, w);
+                    assert_eq!((read.ending, read.turns), (made.ending, made.turns));
+                    assert_eq!(texts.marks, direct.marks, "room {i} of {n} members");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_salience_table_is_the_formula() {
+        for k in Kind::ALL {
+            assert_eq!(k as usize, Kind::ALL.iter().position(|&x| x == k).unwrap());
+            for at in [0, 1, 5, 63, 64, 65, 200, 5000] {
+                for seq in [0, 1, at / 2, at] {
+                    let m = Mark::new(seq, Author::Other, &scan_one(k), |_| None);
+                    assert_eq!(salience(at, &m), salience_of(k, at - seq));
+                    let d = at - seq;
+                    assert_eq!(
+                        salience_of(k, d),
+                        (5 * decay(d) + 30 * k.importance() + 20 * 500) / 10
+                    );
+                }
+            }
+        }
+    }
+
+    fn scan_one(kind: Kind) -> crate::hive::markers::Marker<'static> {
+        crate::hive::markers::Marker {
+            kind,
+            topic: None,
+            target: None,
+            cites: &[],
+            offset: 0,
+        }
     }
 
     #[test]

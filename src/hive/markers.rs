@@ -16,6 +16,29 @@ pub enum Kind {
 }
 
 impl Kind {
+    pub const ALL: [Kind; 7] = [
+        Kind::Propose,
+        Kind::Support,
+        Kind::Object,
+        Kind::Refute,
+        Kind::Evidence,
+        Kind::Question,
+        Kind::Commit,
+    ];
+
+    /// The word after the `!`, as `parse` reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Propose => "propose",
+            Kind::Support => "support",
+            Kind::Object => "object",
+            Kind::Refute => "refute",
+            Kind::Evidence => "evidence",
+            Kind::Question => "question",
+            Kind::Commit => "commit",
+        }
+    }
+
     fn parse(word: &str) -> Option<Kind> {
         Some(match word {
             "propose" => Kind::Propose,
@@ -30,7 +53,7 @@ impl Kind {
     }
 
     /// In thousandths.
-    pub fn importance(self) -> u64 {
+    pub const fn importance(self) -> u64 {
         match self {
             Kind::Commit => 1000,
             Kind::Propose => 900,
@@ -183,6 +206,13 @@ mod tests {
 
     fn one(text: &str) -> Vec<Trace> {
         parse(7, Author::Member(1), text)
+    }
+
+    #[test]
+    fn every_kind_name_parses_back() {
+        for k in Kind::ALL {
+            assert_eq!(Kind::parse(k.name()), Some(k));
+        }
     }
 
     #[test]

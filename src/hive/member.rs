@@ -1,11 +1,13 @@
 //! What a simulated member posts on its turn (hive-rooms/1 "What a member
 //! posts"): the first of eight rules that fires, judged from the member's
-//! own view of the room. The result is real marker text; the engine parses
-//! it like any other message.
+//! own view of the room. What the member says is kept as its one marker
+//! line's fields (`Said`): written out as text when someone reads the
+//! message (a recorded transcript), or turned straight into the trace that
+//! text parses to when nobody does, which saves writing and re-reading it.
 
 use std::fmt::Write;
 
-use super::board::{Board, Mark, MAX_TOPICS};
+use super::board::{Board, Cites, Mark, MAX_TOPICS};
 use super::markers::Kind;
 use super::policy::RoomPolicy;
 use super::rng::Stream;
@@ -17,33 +19,77 @@ pub struct View<'a> {
     pub board: &'a Board,
 }
 
-/// One marker line: `!kind [#topic] [>target] ^cite`.
-struct Post {
-    kind: &'static str,
+/// What a member says on its turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Said {
+    /// Rule 1's prose line: no marker.
+    Prose,
+    Post(Post),
+}
+
+/// One marker line: `!kind [#topic] [>target] [^cite] — name`, the line
+/// starting the message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Post {
+    kind: Kind,
     topic: Option<u8>,
     target: Option<u64>,
-    cite: u64,
+    /// Only a proposal cites nothing.
+    cite: Option<u64>,
 }
 
 impl Post {
-    fn on(kind: &'static str, topic: u8, cite: u64) -> Post {
+    fn on(kind: Kind, topic: u8, cite: u64) -> Post {
         Post {
             kind,
             topic: Some(topic),
             target: None,
-            cite,
+            cite: Some(cite),
         }
     }
+}
 
-    fn write(&self, out: &mut String, name: &str) {
-        let _ = write!(out, "!{}", self.kind);
-        if let Some(t) = self.topic {
+impl Said {
+    /// The message text, as member `speaker` writes it.
+    pub fn write(&self, speaker: usize, out: &mut String) {
+        let name = MEMBERS[speaker].0;
+        out.clear();
+        let Said::Post(post) = self else {
+            let _ = write!(out, "{name}: reading the thread again before saying more.");
+            return;
+        };
+        let _ = write!(out, "!{}", post.kind.name());
+        if let Some(t) = post.topic {
             let _ = write!(out, " #{}", OPTIONS[t as usize]);
         }
-        if let Some(t) = self.target {
+        if let Some(t) = post.target {
             let _ = write!(out, " >{t}");
         }
-        let _ = write!(out, " ^{} — {name}", self.cite);
+        if let Some(c) = post.cite {
+            let _ = write!(out, " ^{c}");
+        }
+        let _ = write!(out, " — {name}");
+    }
+
+    /// The trace that `write`'s text parses to as message `seq` of member
+    /// `speaker` in `room`: the marker at offset 0 with its fields as they
+    /// are, and its topic counted only when it is one of the room's options
+    /// (as the engine interns names). The prose line has none: it does not
+    /// start with `!`, and the name and the dash after a marker are words
+    /// the parser skips.
+    pub fn mark(&self, room: &Room, seq: u64, speaker: usize) -> Option<Mark> {
+        let Said::Post(post) = self else {
+            return None;
+        };
+        Some(Mark {
+            seq,
+            offset: 0,
+            author: Some(speaker as u8),
+            kind: post.kind,
+            topic: post.topic.filter(|&t| (t as usize) < room.topics),
+            target: post.target,
+            cites: Cites::new(post.cite.as_slice()),
+        })
     }
 }
 
@@ -93,14 +139,10 @@ pub fn compose(
     view: &View,
     commit_phase: bool,
     prose: &mut Stream,
-    out: &mut String,
-) {
-    let name = MEMBERS[speaker].0;
-    out.clear();
+) -> Said {
     // Rule 1: drawn on every turn, before anything else.
     if prose.chance(60) {
-        let _ = write!(out, "{name}: reading the thread again before saying more.");
-        return;
+        return Said::Prose;
     }
     let mut r = Reading {
         room,
@@ -123,10 +165,7 @@ pub fn compose(
         .or_else(|| object_in_tie(&r, p, view))
         .or_else(|| commit(&r, commit_phase))
         .or_else(|| support(&r, p));
-    match post {
-        Some(post) => post.write(out, name),
-        None => fallback(&r, view, name, out),
-    }
+    Said::Post(post.unwrap_or_else(|| fallback(&r, view)))
 }
 
 /// Rule 2: refute a rival the member rates far below its favourite.
@@ -152,7 +191,7 @@ fn refute(r: &Reading, p: &RoomPolicy, view: &View) -> Option<Post> {
         .find(|m| m.kind == Kind::Evidence && m.author == Some(r.me))
         .map(|m| m.seq);
     let grounds = own_evidence.or(r.proposal[t as usize])?;
-    Some(Post::on("refute", t, grounds))
+    Some(Post::on(Kind::Refute, t, grounds))
 }
 
 /// Rule 3: two or more topics carry a count; object to a backer of the
@@ -180,10 +219,10 @@ fn object_in_tie(r: &Reading, p: &RoomPolicy, view: &View) -> Option<Post> {
                 .is_some_and(|a| a != r.me && r.board.counts(worst, a))
     })?;
     Some(Post {
-        kind: "object",
+        kind: Kind::Object,
         topic: None,
         target: Some(target.seq),
-        cite: r.proposal[best as usize]?,
+        cite: Some(r.proposal[best as usize]?),
     })
 }
 
@@ -194,7 +233,7 @@ fn commit(r: &Reading, commit_phase: bool) -> Option<Post> {
         return None;
     }
     let t = r.floor().max_by_key(|&t| (r.backers(t), r.posterior(t)))?;
-    Some(marker("commit", t, r))
+    Some(marker(Kind::Commit, t, r))
 }
 
 /// Rules 5 and 6: back the best floor topic, or close a topic one short of
@@ -202,7 +241,7 @@ fn commit(r: &Reading, commit_phase: bool) -> Option<Post> {
 fn support(r: &Reading, p: &RoomPolicy) -> Option<Post> {
     if let Some(best) = r.floor().max_by_key(|&t| r.posterior(t)) {
         if !r.counted(best) {
-            return Some(marker("support", best, r));
+            return Some(marker(Kind::Support, best, r));
         }
     }
     let t = r
@@ -217,22 +256,26 @@ fn support(r: &Reading, p: &RoomPolicy) -> Option<Post> {
     if held.is_some_and(|h| r.posterior(t) < h - 60) {
         return None;
     }
-    Some(marker("support", t, r))
+    Some(marker(Kind::Support, t, r))
 }
 
 /// `!kind #T ^proposal(T)`; only called for floor topics.
-fn marker(kind: &'static str, t: u8, r: &Reading) -> Post {
+fn marker(kind: Kind, t: u8, r: &Reading) -> Post {
     Post::on(kind, t, r.proposal[t as usize].unwrap_or(0))
 }
 
 /// Rules 7 and 8: propose the favourite, or (with it on the floor) a critic
 /// objects to a rival backer and anyone else offers evidence.
-fn fallback(r: &Reading, view: &View, name: &str, out: &mut String) {
+fn fallback(r: &Reading, view: &View) -> Post {
     let fav = r.favourite();
     let Some(cite) = r.proposal[fav as usize] else {
         // Proposals cite nothing.
-        let _ = write!(out, "!propose #{} — {name}", OPTIONS[fav as usize]);
-        return;
+        return Post {
+            kind: Kind::Propose,
+            topic: Some(fav),
+            target: None,
+            cite: None,
+        };
     };
     if r.room.role(r.me as usize) == Role::Critic {
         let rival = view
@@ -245,20 +288,18 @@ fn fallback(r: &Reading, view: &View, name: &str, out: &mut String) {
             })
             .max_by_key(|m| m.topic.map_or(0, |t| r.backers(t)));
         if let Some(m) = rival {
-            let post = Post {
-                kind: "object",
+            return Post {
+                kind: Kind::Object,
                 topic: None,
                 target: Some(m.seq),
-                cite,
+                cite: Some(cite),
             };
-            return post.write(out, name);
         }
     }
-    let post = Post {
-        kind: "evidence",
+    Post {
+        kind: Kind::Evidence,
         topic: None,
         target: None,
-        cite,
-    };
-    post.write(out, name)
+        cite: Some(cite),
+    }
 }

@@ -8,6 +8,7 @@ pub mod config;
 pub mod episode;
 pub mod external;
 pub mod fold;
+pub mod live;
 pub mod markers;
 pub mod member;
 pub mod model;
