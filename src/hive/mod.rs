@@ -10,6 +10,7 @@ pub mod external;
 pub mod fold;
 pub mod live;
 pub mod markers;
+pub mod market;
 pub mod member;
 pub mod model;
 pub mod policy;
