@@ -250,7 +250,7 @@ fn self_confirmation_carries_no_weight() {
     }
     let s = w.score("x1");
     assert_eq!((s.alpha, s.beta, s.independent_count), (1.0, 1.0, 0));
-    assert_eq!(s.self_reported, vec!["s0", "s1"]);
+    assert_eq!(s.self_reported(), vec!["s0", "s1"]);
     assert_eq!(s.evidence_count, 2);
     assert_eq!(s.status, Status::Unverified);
 }
@@ -280,10 +280,11 @@ fn derivative_sources_join_their_origins_family() {
     w.relations += "origin,c,supports,0.6,b,10\nmirror,origin,mirrors,,b,10\n\
                     quote,mirror,quotes,,b,10\nquote,c,supports,0.9,b,10\nother,c,contradicts,,b,10\n";
     let s = w.score("c");
-    let families: Vec<(&str, f64)> = s
-        .groups
+    let roots: Vec<String> = s.groups.iter().map(|g| s.root(g)).collect();
+    let families: Vec<(&str, f64)> = roots
         .iter()
-        .map(|g| (g.root.as_str(), g.weight))
+        .zip(&s.groups)
+        .map(|(r, g)| (r.as_str(), g.weight))
         .collect();
     assert_eq!(
         families,

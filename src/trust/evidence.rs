@@ -4,8 +4,10 @@
 //! tables and refuses anything the scorer could misread.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::input::RawTable;
+use super::names::{FastMap, Names};
 
 crate::words! {
     /// Who an actor is.
@@ -143,9 +145,10 @@ impl Outcome {
     }
 }
 
+/// A signal; its id is `Evidence::signal_ids` at the signal's index, kept
+/// apart so a signal holds no heap block of its own.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Signal {
-    pub id: String,
     pub target: Target,
     pub actor: usize,
     pub outcome: Outcome,
@@ -208,15 +211,17 @@ pub struct Tables {
 #[derive(Clone, Debug, Default)]
 pub struct Evidence {
     pub actors: Vec<Actor>,
-    pub actor_index: HashMap<String, usize>,
+    pub actor_index: FastMap<String, usize>,
     pub revisions: Vec<Revision>,
-    pub revision_index: HashMap<String, usize>,
+    pub revision_index: FastMap<String, usize>,
     /// Item id -> its revisions, by revision number.
     pub items: Vec<(String, Vec<usize>)>,
-    pub item_index: HashMap<String, usize>,
+    pub item_index: FastMap<String, usize>,
     pub claims: Vec<Claim>,
-    pub claim_index: HashMap<String, usize>,
+    pub claim_index: FastMap<String, usize>,
     pub signals: Vec<Signal>,
+    /// Signal ids by signal index (shared with the scores, which name them).
+    pub signal_ids: Arc<Names>,
     pub relations: Vec<Relation>,
     /// Source id -> family, derivatives already collapsed to their origin's.
     pub families: HashMap<String, String>,
@@ -272,10 +277,12 @@ pub fn normalize_context(s: &str) -> Result<String, FacetError> {
 impl Evidence {
     /// The source family of a source id (itself when unlisted).
     pub fn family(&self, source: &str) -> String {
-        self.families
-            .get(source)
-            .cloned()
-            .unwrap_or_else(|| source.to_string())
+        self.family_of(source).to_string()
+    }
+
+    /// As `family`, borrowed.
+    pub fn family_of<'a>(&'a self, source: &'a str) -> &'a str {
+        self.families.get(source).map_or(source, String::as_str)
     }
 
     /// The author's root of a target id: a revision's author, an item's

@@ -11,10 +11,10 @@ pub fn explanation(s: &Score) -> Value {
         .iter()
         .map(|g| {
             json!({
-                "root": g.root,
+                "root": s.root(g),
                 "weight": g.weight,
                 "polarity": g.polarity,
-                "signals": g.signals,
+                "signals": s.signals(g).collect::<Vec<&str>>(),
                 "real_world": g.real_world,
             })
         })
@@ -25,7 +25,7 @@ pub fn explanation(s: &Score) -> Value {
         "support_mass": s.support_mass,
         "opposition_mass": s.opposition_mass,
         "groups": groups,
-        "self_reported": s.self_reported,
+        "self_reported": s.self_reported(),
         "flags": s.flags,
         "superseded_by": s.superseded_by,
     })

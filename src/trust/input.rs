@@ -4,7 +4,7 @@
 //! every word checked. Errors name the file, the row, the field, the value
 //! and what is allowed, so a bad table is fixed in one look.
 
-use std::collections::HashMap;
+use super::names::FastMap;
 
 /// A table as read: column names and rows of cells (empty = missing).
 #[derive(Clone, Debug, Default)]
@@ -172,22 +172,30 @@ impl RawTable {
     }
 }
 
-/// Ids must be unique within a table.
+/// Ids must be unique within a table. The ids are borrowed from the table
+/// being read, so checking a million of them copies none.
 pub struct Ids<'t> {
-    seen: HashMap<String, usize>,
+    seen: FastMap<&'t str, usize>,
     field: &'t str,
 }
 
 impl<'t> Ids<'t> {
     pub fn new(field: &'t str) -> Self {
         Ids {
-            seen: HashMap::new(),
+            seen: FastMap::default(),
             field,
         }
     }
 
-    pub fn add(&mut self, c: &Cells, id: &str) -> Result<(), InputError> {
-        match self.seen.insert(id.to_string(), c.row) {
+    /// As `new`, with room for `n` ids.
+    pub fn with_capacity(field: &'t str, n: usize) -> Self {
+        let mut ids = Ids::new(field);
+        ids.seen.reserve(n);
+        ids
+    }
+
+    pub fn add(&mut self, c: &Cells, id: &'t str) -> Result<(), InputError> {
+        match self.seen.insert(id, c.row) {
             Some(first) => Err(c.fail(
                 self.field,
                 format!("duplicate id, first used on row {}", first + 1),

@@ -6,7 +6,9 @@
 pub mod beta;
 pub mod evidence;
 pub mod explain;
+pub mod group;
 pub mod input;
+pub mod names;
 pub mod output;
 pub mod rank;
 pub mod ratings;

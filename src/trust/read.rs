@@ -4,12 +4,14 @@
 //! that name the file, row, field and value.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::evidence::{
     normalize_context, Actor, ActorKind, Claim, Evidence, Rating, Relation, RelationKind,
     ReviewOutcome, Revision, Signal, SignalStatus, Tables, Target, UsageOutcome, Verification,
 };
 use super::input::{self, Cells, Ids, InputError, RawTable};
+use super::names::Names;
 
 impl Evidence {
     pub fn new(t: &Tables) -> Result<Evidence, InputError> {
@@ -224,17 +226,19 @@ impl Evidence {
     }
 
     fn read_signals(&mut self, t: &RawTable, implicit: bool) -> Result<(), InputError> {
-        let mut ids = Ids::new("id");
+        let mut ids = Ids::with_capacity("id", t.rows.len());
+        let mut names = Names::with_capacity(t.rows.len(), 8 * t.rows.len());
+        self.signals.reserve_exact(t.rows.len());
         for c in t.cells(input::SIGNALS)? {
             let id = c.required("id")?;
             ids.add(&c, id)?;
+            names.push(id);
             let outcome = match c.text("kind") {
                 "usage" => c.word::<UsageOutcome>("outcome")?.into(),
                 "review" => c.word::<ReviewOutcome>("outcome")?.into(),
                 _ => return Err(c.fail("kind", "allowed: usage, review")),
             };
             let signal = Signal {
-                id: id.to_string(),
                 target: self.target(&c, "target", implicit)?,
                 actor: self.actor(&c, "actor")?,
                 outcome,
@@ -246,6 +250,7 @@ impl Evidence {
             };
             self.signals.push(signal);
         }
+        self.signal_ids = Arc::new(names);
         Ok(())
     }
 

@@ -6,18 +6,19 @@
 //! reputations used for weights.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::Arc;
 
 use super::beta::bounds;
-use super::evidence::{Evidence, Outcome, RelationKind, Signal, Target};
+use super::evidence::{Evidence, RelationKind, Signal, Target};
+use super::group::{family_groups, group_signals, Grouped, Scratch};
+pub use super::group::{Group, Labels, Party};
 use super::status::{base_status, Facts, Status};
-use super::{weight, BASE_REVIEW, BASE_USAGE, DEFAULT_REVIEW_CONFIDENCE, GROUP_CAP};
+use super::{weight, BASE_REVIEW, BASE_USAGE, DEFAULT_REVIEW_CONFIDENCE};
 
 pub const MODEL_VERSION: &str = "trust-v1";
 pub const HALF_LIFE_DAYS: f64 = 730.0;
 pub const CARRY_OVER: f64 = 0.5;
-const BURST_SIGNALS: usize = 5;
-const YOUNG_DAYS: i64 = 7;
-const OUTDATED_DAYS: i64 = 365;
 
 crate::words! {
     /// What a score is of.
@@ -25,28 +26,6 @@ crate::words! {
         Revision = "revision",
         Item = "item",
         Claim = "claim",
-    }
-}
-
-/// One root's (or one source family's) group on a target.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Group {
-    /// As the explanation shows it: a root actor's id, or `family:` and
-    /// the family's origin.
-    pub root: String,
-    /// The root actor's id, or the family's origin source.
-    pub party: String,
-    pub weight: f64,
-    /// None when no signal of the group carries a polarity.
-    pub polarity: Option<f64>,
-    pub signals: Vec<String>,
-    pub real_world: bool,
-    pub family: bool,
-}
-
-impl Group {
-    pub fn independent(&self) -> bool {
-        self.weight > 0.0
     }
 }
 
@@ -69,9 +48,15 @@ pub struct Score {
     pub evidence_count: usize,
     pub support_mass: f64,
     pub opposition_mass: f64,
-    /// Sorted by root.
+    /// Sorted by root (as the explanation names them).
     pub groups: Vec<Group>,
-    pub self_reported: Vec<String>,
+    /// The groups' members (signal or relation indexes), group by group;
+    /// one buffer per score rather than one list per group.
+    pub members: Vec<u32>,
+    /// The author's own signals: a range of `members`.
+    pub self_reported: Range<u32>,
+    /// The ids behind the indexes, shared by every score of the run.
+    pub labels: Arc<Labels>,
     pub flags: Vec<String>,
     pub superseded_by: Vec<String>,
     /// Day of the latest active non-self usage success or `true` review.
@@ -128,173 +113,35 @@ pub struct Context<'a> {
     pub reputation: &'a [f64],
 }
 
-struct Posterior {
-    groups: Vec<Group>,
-    self_reported: Vec<String>,
-    flags: Vec<String>,
-    evidence_count: usize,
-    last_positive: Option<i64>,
-    outdated_roots: usize,
-    buckets: Buckets,
-}
-
-/// Groups the signals on one target by root; `author_root` marks self groups.
-fn group_signals(
-    ev: &Evidence,
-    cx: &Context,
-    signals: &[&Signal],
-    author_root: Option<usize>,
-) -> Posterior {
-    let counted: Vec<&Signal> = signals
-        .iter()
-        .copied()
-        .filter(|s| s.active && s.day <= cx.today)
-        .collect();
-    let root_of = |s: &Signal| ev.actors[s.actor].root;
-    let young = |s: &Signal| s.day - ev.actors[root_of(s)].created < YOUNG_DAYS;
-    let mut per_day: BTreeMap<i64, usize> = BTreeMap::new();
-    for s in counted.iter().filter(|s| young(s)) {
-        *per_day.entry(s.day).or_default() += 1;
-    }
-    let burst_day = |s: &Signal| young(s) && per_day[&s.day] >= BURST_SIGNALS;
-    let mut flags = Vec::new();
-    if counted.iter().any(|s| burst_day(s)) {
-        flags.push("burst".to_string());
-    }
-    let mut by_root: BTreeMap<&str, (usize, Vec<&Signal>)> = BTreeMap::new();
-    for &s in &counted {
-        let r = root_of(s);
-        by_root
-            .entry(&ev.actors[r].id)
-            .or_insert((r, Vec::new()))
-            .1
-            .push(s);
-    }
-    let mut out = Posterior {
-        groups: Vec::new(),
-        self_reported: Vec::new(),
-        flags,
-        evidence_count: counted.len(),
-        last_positive: None,
-        outdated_roots: 0,
-        buckets: Buckets {
-            inactive: signals.len() - counted.len(),
-            ..Buckets::default()
-        },
-    };
-    let mut outdated: Vec<(usize, i64)> = Vec::new();
-    for (root_id, (root, list)) in by_root {
-        if Some(root) == author_root {
-            out.self_reported.extend(list.iter().map(|s| s.id.clone()));
-            out.buckets.self_reported += list.len();
-            continue;
-        }
-        let (mut total, mut positive) = (0.0, 0.0);
-        for s in &list {
-            if let Some(p) = s.outcome.polarity() {
-                let halve = if burst_day(s) { 0.5 } else { 1.0 };
-                let w = signal_weight(s, cx.reputation[s.actor], cx.today) * halve;
-                total += w;
-                positive += w * p;
-            }
-            if matches!(s.outcome, Outcome::Success | Outcome::True) {
-                out.last_positive = out.last_positive.max(Some(s.day));
-            }
-            if s.outcome == Outcome::Outdated {
-                outdated.push((root, s.day));
-            }
-        }
-        let group = Group {
-            root: root_id.to_string(),
-            party: root_id.to_string(),
-            weight: total.min(GROUP_CAP),
-            polarity: (total > 0.0).then(|| positive / total),
-            signals: list.iter().map(|s| s.id.clone()).collect(),
-            real_world: list
-                .iter()
-                .any(|s| s.real_world && matches!(s.outcome, Outcome::Success | Outcome::Failure)),
-            family: false,
-        };
-        if group.independent() {
-            out.buckets.independent += list.len();
-        } else {
-            out.buckets.unweighted += list.len();
-        }
-        out.groups.push(group);
-    }
-    // Outdated reviews within a year and after the last positive signal.
-    outdated.retain(|&(_, day)| {
-        cx.today - day <= OUTDATED_DAYS && out.last_positive.is_none_or(|p| day > p)
-    });
-    let mut roots: Vec<usize> = outdated.iter().map(|&(r, _)| r).collect();
-    roots.sort_unstable();
-    roots.dedup();
-    out.outdated_roots = roots.len();
-    out
-}
-
-/// One group per source family standing on a claim (trust-v1: W = 0.5 x
-/// the family's largest strength, p = the strength-weighted polarity).
-fn family_groups(ev: &Evidence, cx: &Context, claim: &str) -> Vec<Group> {
-    let mut by_family: BTreeMap<String, Vec<(f64, f64, &str)>> = BTreeMap::new();
-    for r in &ev.relations {
-        let polarity = match r.kind {
-            RelationKind::Supports => 1.0,
-            RelationKind::Contradicts => 0.0,
-            _ => continue,
-        };
-        if r.to == claim && r.day <= cx.today {
-            by_family
-                .entry(ev.family(&r.from))
-                .or_default()
-                .push((r.strength, polarity, &r.from));
-        }
-    }
-    by_family
-        .into_iter()
-        .map(|(family, stances)| {
-            let total: f64 = stances.iter().map(|s| s.0).sum();
-            let strongest = stances.iter().map(|s| s.0).fold(0.0, f64::max);
-            Group {
-                root: format!("family:{family}"),
-                party: family.to_string(),
-                weight: 0.5 * strongest,
-                polarity: (total > 0.0)
-                    .then(|| stances.iter().map(|s| s.0 * s.1).sum::<f64>() / total),
-                signals: stances.iter().map(|s| s.2.to_string()).collect(),
-                real_world: false,
-                family: true,
-            }
-        })
-        .collect()
-}
-
 fn assemble(
     target: &str,
     kind: Kind,
     prior: (f64, f64, Option<String>),
-    mut post: Posterior,
+    mut post: Grouped,
+    labels: &Arc<Labels>,
 ) -> Score {
-    post.groups.sort_by(|a, b| a.root.cmp(&b.root));
-    let independent: Vec<&Group> = post.groups.iter().filter(|g| g.independent()).collect();
+    // Root groups arrive sorted by root id; only family groups, appended
+    // after them, can be out of place.
+    if post.groups.iter().any(Group::family) {
+        post.groups
+            .sort_by(|a, b| labels.cmp_root(a.party, b.party));
+    }
+    let independent = || post.groups.iter().filter(|g| g.independent());
     let p = |g: &Group| g.polarity.unwrap_or(0.5);
     // Folded from +0.0: an empty float sum is -0.0, which prints as "-0".
-    let support = independent.iter().fold(0.0, |a, g| a + g.weight * p(g));
-    let opposition = independent
-        .iter()
-        .fold(0.0, |a, g| a + g.weight * (1.0 - p(g)));
+    let support = independent().fold(0.0, |a, g| a + g.weight * p(g));
+    let opposition = independent().fold(0.0, |a, g| a + g.weight * (1.0 - p(g)));
     let (alpha, beta) = (prior.0 + support, prior.1 + opposition);
     let (lower, upper) = bounds(alpha, beta);
     let facts = Facts {
         value: alpha / (alpha + beta),
         lower,
         upper,
-        independent: independent.len(),
-        contradictions: independent.iter().filter(|g| p(g) < 0.5).count(),
-        supporting: independent.iter().filter(|g| p(g) > 0.5).count(),
-        real_world: independent
-            .iter()
-            .filter(|g| g.real_world && !g.family)
+        independent: independent().count(),
+        contradictions: independent().filter(|g| p(g) < 0.5).count(),
+        supporting: independent().filter(|g| p(g) > 0.5).count(),
+        real_world: independent()
+            .filter(|g| g.real_world && !g.family())
             .count(),
         outdated_roots: post.outdated_roots,
     };
@@ -317,7 +164,9 @@ fn assemble(
         support_mass: support,
         opposition_mass: opposition,
         groups: post.groups,
+        members: post.members,
         self_reported: post.self_reported,
+        labels: labels.clone(),
         flags: post.flags,
         superseded_by: Vec::new(),
         last_positive: post.last_positive,
@@ -325,25 +174,114 @@ fn assemble(
     }
 }
 
+impl Score {
+    /// A group's party: its root actor's id, or its family's origin source.
+    pub fn party(&self, g: &Group) -> &str {
+        self.labels.party(g.party)
+    }
+
+    /// A group's name as the explanation shows it: a root actor's id, or
+    /// `family:` and the family's origin.
+    pub fn root(&self, g: &Group) -> String {
+        let (prefix, name) = self.labels.root(g.party);
+        format!("{prefix}{name}")
+    }
+
+    /// A group's signal ids (a family's: its stances' sources), in order.
+    pub fn signals<'a>(&'a self, g: &'a Group) -> impl Iterator<Item = &'a str> + 'a {
+        self.members[g.members.start as usize..g.members.end as usize]
+            .iter()
+            .map(move |&m| self.labels.member(g.party, m))
+    }
+
+    /// The ids of the author's own signals, kept and weightless.
+    pub fn self_reported(&self) -> Vec<&str> {
+        let r = &self.self_reported;
+        self.members[r.start as usize..r.end as usize]
+            .iter()
+            .map(|&k| self.labels.signals.get(k))
+            .collect()
+    }
+}
+
+/// Lists per target, as one buffer: target t's entries are
+/// `items[starts[t]..starts[t + 1]]`, in the order pushed.
+struct PerTarget {
+    starts: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl PerTarget {
+    /// `of` gives each entry's target, or none to leave it out.
+    fn new(targets: usize, entries: usize, of: impl Fn(usize) -> Option<usize>) -> PerTarget {
+        let mut starts = vec![0u32; targets + 1];
+        for e in 0..entries {
+            if let Some(t) = of(e) {
+                starts[t + 1] += 1;
+            }
+        }
+        for t in 0..targets {
+            starts[t + 1] += starts[t];
+        }
+        let mut next = starts.clone();
+        let mut items = vec![0u32; starts[targets] as usize];
+        for e in 0..entries {
+            if let Some(t) = of(e) {
+                items[next[t] as usize] = e as u32;
+                next[t] += 1;
+            }
+        }
+        PerTarget { starts, items }
+    }
+
+    fn of(&self, t: usize) -> &[u32] {
+        &self.items[self.starts[t] as usize..self.starts[t + 1] as usize]
+    }
+}
+
+/// Each actor's place in the order of actor ids (ids are unique).
+fn id_ranks(ev: &Evidence) -> Vec<u32> {
+    let mut by_id: Vec<u32> = (0..ev.actors.len() as u32).collect();
+    by_id.sort_unstable_by(|&a, &b| ev.actors[a as usize].id.cmp(&ev.actors[b as usize].id));
+    let mut rank = vec![0u32; ev.actors.len()];
+    for (place, &a) in by_id.iter().enumerate() {
+        rank[a as usize] = place as u32;
+    }
+    rank
+}
+
 /// Scores every revision (in file order), then every item (its current
 /// revision's score), then every claim.
 pub fn score(ev: &Evidence, cx: &Context) -> Vec<Score> {
-    let mut on_revision: Vec<Vec<&Signal>> = vec![Vec::new(); ev.revisions.len()];
-    let mut on_claim: Vec<Vec<&Signal>> = vec![Vec::new(); ev.claims.len()];
-    for s in &ev.signals {
-        match s.target {
-            Target::Revision(r) => on_revision[r].push(s),
-            Target::Claim(c) => on_claim[c].push(s),
+    let labels = Arc::new(Labels::new(ev));
+    let rank = id_ranks(ev);
+    let n = ev.signals.len();
+    let on_revision = PerTarget::new(ev.revisions.len(), n, |k| match ev.signals[k].target {
+        Target::Revision(r) => Some(r),
+        Target::Claim(_) => None,
+    });
+    let on_claim = PerTarget::new(ev.claims.len(), n, |k| match ev.signals[k].target {
+        Target::Claim(c) => Some(c),
+        Target::Revision(_) => None,
+    });
+    let stances = PerTarget::new(ev.claims.len(), ev.relations.len(), |k| {
+        let r = &ev.relations[k];
+        match r.kind {
+            RelationKind::Supports | RelationKind::Contradicts => {
+                ev.claim_index.get(&r.to).copied()
+            }
+            _ => None,
         }
-    }
+    });
+    let mut sc = Scratch::default();
     let mut revisions: Vec<Option<Score>> = vec![None; ev.revisions.len()];
     for (_, revs) in &ev.items {
         let mut prior = (1.0, 1.0, None);
         for &r in revs {
             let rev = &ev.revisions[r];
             let author = Some(ev.actors[rev.author].root);
-            let post = group_signals(ev, cx, &on_revision[r], author);
-            let s = assemble(&rev.id, Kind::Revision, prior.clone(), post);
+            let post = group_signals(ev, cx, &rank, on_revision.of(r), author, &mut sc);
+            let s = assemble(&rev.id, Kind::Revision, prior.clone(), post, &labels);
             prior = (
                 1.0 + CARRY_OVER * (s.alpha - 1.0),
                 1.0 + CARRY_OVER * (s.beta - 1.0),
@@ -352,10 +290,9 @@ pub fn score(ev: &Evidence, cx: &Context) -> Vec<Score> {
             revisions[r] = Some(s);
         }
     }
-    let mut out: Vec<Score> = revisions
-        .into_iter()
-        .map(|s| s.expect("every revision"))
-        .collect();
+    let mut out: Vec<Score> =
+        Vec::with_capacity(ev.revisions.len() + ev.items.len() + ev.claims.len());
+    out.extend(revisions.into_iter().map(|s| s.expect("every revision")));
     for (i, (item, _)) in ev.items.iter().enumerate() {
         let mut s = out[ev.current(i)].clone();
         s.target = item.clone();
@@ -364,18 +301,31 @@ pub fn score(ev: &Evidence, cx: &Context) -> Vec<Score> {
     }
     for (c, claim) in ev.claims.iter().enumerate() {
         let author = claim.author.map(|a| ev.actors[a].root);
-        let mut post = group_signals(ev, cx, &on_claim[c], author);
-        post.groups.extend(family_groups(ev, cx, &claim.id));
-        out.push(assemble(&claim.id, Kind::Claim, (1.0, 1.0, None), post));
+        let mut post = group_signals(ev, cx, &rank, on_claim.of(c), author, &mut sc);
+        family_groups(ev, cx, &labels, stances.of(c), &mut post, &mut sc);
+        out.push(assemble(
+            &claim.id,
+            Kind::Claim,
+            (1.0, 1.0, None),
+            post,
+            &labels,
+        ));
     }
     apply_supersedes(ev, cx, &mut out);
     out
 }
-
 /// Rule 1: an active `supersedes` relation at a target, made by its
 /// author's root or coming from a target that the later rules make
 /// high_confidence.
 fn apply_supersedes(ev: &Evidence, cx: &Context, scores: &mut [Score]) {
+    // Without a supersedes relation nothing below changes a score.
+    if !ev
+        .relations
+        .iter()
+        .any(|r| r.kind == RelationKind::Supersedes && r.day <= cx.today)
+    {
+        return;
+    }
     let index: BTreeMap<(String, bool), usize> = scores
         .iter()
         .enumerate()

@@ -193,7 +193,7 @@ impl Model for TrustSim {
             .map(|s| {
                 s.groups
                     .iter()
-                    .filter(|g| g.independent() && w.attacker_ids.contains(&g.party))
+                    .filter(|g| g.independent() && w.attacker_ids.contains(s.party(g)))
                     .count()
             })
             .max()
