@@ -58,30 +58,74 @@ pub const RATINGS: &[&str] = &[
 pub const CLAIMS: &[&str] = &["id", "author"];
 pub const REPUTATION: &[&str] = &["actor", "reputation"];
 
+/// A table's header checked against the columns wanted, with each wanted
+/// column's position worked out once (not once per cell).
+pub struct Layout<'a> {
+    table: &'a RawTable,
+    wanted: &'static [&'static str],
+    /// Column of `wanted[j]` in the table.
+    cols: Vec<usize>,
+}
+
+impl<'a> Layout<'a> {
+    /// The table's rows as cells.
+    pub fn rows(&self) -> impl Iterator<Item = Cells<'_>> + '_ {
+        (0..self.table.rows.len()).map(move |row| Cells { layout: self, row })
+    }
+
+    pub fn len(&self) -> usize {
+        self.table.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.rows.is_empty()
+    }
+
+    /// The column of a wanted field (fields are the wanted list's own
+    /// names, so the search is over a few short static strings).
+    fn col(&self, field: &str) -> usize {
+        let j = self
+            .wanted
+            .iter()
+            .position(|w| w.len() == field.len() && *w == field)
+            .expect("a wanted field");
+        self.cols[j]
+    }
+}
+
 /// One row of a raw table, with typed accessors that produce the errors.
 pub struct Cells<'a> {
-    table: &'a RawTable,
+    layout: &'a Layout<'a>,
     row: usize,
+}
+
+/// `s.trim()`, without its Unicode scan when both ends are visible ASCII
+/// (the common case: such a byte is never whitespace).
+fn trim(s: &str) -> &str {
+    let visible = |b: u8| b > b' ' && b < 0x7f;
+    match s.as_bytes() {
+        [] => s,
+        [first, .., last] if visible(*first) && visible(*last) => s,
+        [only] if visible(*only) => s,
+        _ => s.trim(),
+    }
 }
 
 impl<'a> Cells<'a> {
     pub fn fail(&self, field: &str, problem: impl Into<String>) -> InputError {
         let value = self.text(field);
         InputError {
-            file: self.table.file.clone(),
+            file: self.layout.table.file.clone(),
             place: format!("row {}, field `{field}` = {value:?}: ", self.row + 1),
             problem: problem.into(),
         }
     }
 
     pub fn text(&self, field: &str) -> &'a str {
-        let k = self
-            .table
-            .columns
-            .iter()
-            .position(|c| c == field)
-            .expect("checked columns");
-        self.table.rows[self.row].get(k).map_or("", |s| s.trim())
+        let t = self.layout.table;
+        t.rows[self.row]
+            .get(self.layout.col(field))
+            .map_or("", |s| trim(s))
     }
 
     pub fn required(&self, field: &str) -> Result<&'a str, InputError> {
@@ -141,9 +185,9 @@ impl<'a> Cells<'a> {
 }
 
 impl RawTable {
-    /// The rows as cells, after checking the header has exactly `wanted`
+    /// The table's layout, after checking the header has exactly `wanted`
     /// (in any order).
-    pub fn cells(&self, wanted: &[&str]) -> Result<Vec<Cells<'_>>, InputError> {
+    pub fn layout(&self, wanted: &'static [&'static str]) -> Result<Layout<'_>, InputError> {
         let whole = |problem: String| InputError {
             file: self.file.clone(),
             place: String::new(),
@@ -157,18 +201,23 @@ impl RawTable {
                 )));
             }
         }
-        if let Some(w) = wanted
-            .iter()
-            .find(|w| !self.columns.iter().any(|c| c == *w))
-        {
-            return Err(whole(format!(
-                "missing column `{w}`; the columns are {}",
-                wanted.join(", ")
-            )));
+        let mut cols = Vec::with_capacity(wanted.len());
+        for w in wanted {
+            match self.columns.iter().position(|c| c == w) {
+                Some(k) => cols.push(k),
+                None => {
+                    return Err(whole(format!(
+                        "missing column `{w}`; the columns are {}",
+                        wanted.join(", ")
+                    )))
+                }
+            }
         }
-        Ok((0..self.rows.len())
-            .map(|row| Cells { table: self, row })
-            .collect())
+        Ok(Layout {
+            table: self,
+            wanted,
+            cols,
+        })
     }
 }
 
@@ -202,5 +251,39 @@ impl<'t> Ids<'t> {
             )),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn the_quick_trim_is_trim(s in "[ \\t\\u{a0}\\u{2003}a-z0-9é=;.-]{0,8}") {
+            proptest::prop_assert_eq!(trim(&s), s.trim());
+        }
+    }
+
+    #[test]
+    fn cells_are_found_by_name_in_any_column_order() {
+        let t = RawTable {
+            file: "f.csv".into(),
+            columns: vec!["author".into(), "id".into()],
+            rows: vec![vec![" a ".into(), "c1".into()], vec!["b".into()]],
+        };
+        let layout = t.layout(CLAIMS).unwrap();
+        let rows: Vec<Cells> = layout.rows().collect();
+        assert_eq!((rows[0].text("id"), rows[0].text("author")), ("c1", "a"));
+        assert_eq!((rows[1].text("id"), rows[1].text("author")), ("", "b"));
+        let e = rows[1].required("id").unwrap_err();
+        assert_eq!(e.place, "row 2, field `id` = \"\": ");
+        let missing = RawTable {
+            columns: vec!["id".into()],
+            ..t.clone()
+        };
+        assert!(missing
+            .layout(CLAIMS)
+            .is_err_and(|e| e.problem.starts_with("missing column `author`")));
     }
 }

@@ -24,7 +24,8 @@ impl Evidence {
         let implicit = t.claims.is_none();
         ev.read_signals(&t.signals, implicit)?;
         if let Some(sources) = &t.sources {
-            for c in sources.cells(input::SOURCES)? {
+            let layout = sources.layout(input::SOURCES)?;
+            for c in layout.rows() {
                 let id = c.required("id")?;
                 if ev
                     .families
@@ -53,7 +54,8 @@ impl Evidence {
     }
 
     fn read_actors(&mut self, t: &RawTable) -> Result<(), InputError> {
-        let cells = t.cells(input::ACTORS)?;
+        let layout = t.layout(input::ACTORS)?;
+        let cells: Vec<Cells> = layout.rows().collect();
         let mut ids = Ids::new("id");
         let mut controllers = Vec::new();
         for c in &cells {
@@ -108,7 +110,8 @@ impl Evidence {
     fn read_items(&mut self, t: &RawTable) -> Result<(), InputError> {
         let mut ids = Ids::new("revision");
         let mut current: HashMap<String, usize> = HashMap::new();
-        for c in t.cells(input::ITEMS)? {
+        let layout = t.layout(input::ITEMS)?;
+        for c in layout.rows() {
             let id = c.required("revision")?;
             ids.add(&c, id)?;
             let r = Revision {
@@ -168,7 +171,8 @@ impl Evidence {
 
     fn read_claims(&mut self, t: &RawTable) -> Result<(), InputError> {
         let mut ids = Ids::new("id");
-        for c in t.cells(input::CLAIMS)? {
+        let layout = t.layout(input::CLAIMS)?;
+        for c in layout.rows() {
             let id = c.required("id")?;
             ids.add(&c, id)?;
             if self.revision_index.contains_key(id) || self.item_index.contains_key(id) {
@@ -229,7 +233,8 @@ impl Evidence {
         let mut ids = Ids::with_capacity("id", t.rows.len());
         let mut names = Names::with_capacity(t.rows.len(), 8 * t.rows.len());
         self.signals.reserve_exact(t.rows.len());
-        for c in t.cells(input::SIGNALS)? {
+        let layout = t.layout(input::SIGNALS)?;
+        for c in layout.rows() {
             let id = c.required("id")?;
             ids.add(&c, id)?;
             names.push(id);
@@ -255,7 +260,8 @@ impl Evidence {
     }
 
     fn read_relations(&mut self, t: &RawTable, implicit: bool) -> Result<(), InputError> {
-        let rows = t.cells(input::RELATIONS)?;
+        let layout = t.layout(input::RELATIONS)?;
+        let rows: Vec<Cells> = layout.rows().collect();
         // Derivative source -> (origin, row), in file order.
         let mut derived: HashMap<String, (String, usize)> = HashMap::new();
         let mut order: Vec<String> = Vec::new();
@@ -332,7 +338,8 @@ impl Evidence {
     /// Ratings rate anything (a revision, an item, an actor, a tool): a
     /// rating target is never made a claim.
     fn read_ratings(&mut self, t: &RawTable) -> Result<(), InputError> {
-        for c in t.cells(input::RATINGS)? {
+        let layout = t.layout(input::RATINGS)?;
+        for c in layout.rows() {
             let target = c.required("target")?.to_string();
             let score = c.number("score", 0.0, 100.0)?;
             self.ratings.push(Rating {
