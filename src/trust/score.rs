@@ -381,3 +381,18 @@ fn apply_supersedes(ev: &Evidence, cx: &Context, scores: &mut [Score]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a signal costs the scorer besides its id (a few bytes in one
+    /// buffer) and its row of text: its evidence record, its group (at most
+    /// one per signal) and two u32 indexes (its target's list, its group's
+    /// members). Sizes, so deterministic; a growth here is a memory change.
+    #[test]
+    fn per_signal_records_stay_small() {
+        assert!(std::mem::size_of::<Signal>() <= 56);
+        assert!(std::mem::size_of::<Group>() <= 48);
+    }
+}

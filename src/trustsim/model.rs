@@ -150,7 +150,9 @@ impl Model for TrustSim {
     }
 
     fn footprint(s: &Setup) -> Footprint {
-        // About 850 bytes a signal (measured), most of it the text tables.
+        // About 720 bytes a signal at peak (718 MB at a million signals:
+        // /usr/bin/time -v witness run benches/manifests/trust-sim-100000.toml),
+        // some 570 of them the text tables the world is written as.
         let attack = if s.attack == Attack::None {
             0
         } else {
