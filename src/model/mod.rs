@@ -7,6 +7,7 @@
 //! carries, so adding a model means adding a module and one registry line.
 
 mod capability;
+mod cell;
 mod columns;
 mod decide;
 mod erased;
