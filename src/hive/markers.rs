@@ -39,17 +39,9 @@ impl Kind {
         }
     }
 
+    /// The kind a marker's word names (`name`'s inverse).
     fn parse(word: &str) -> Option<Kind> {
-        Some(match word {
-            "propose" => Kind::Propose,
-            "support" => Kind::Support,
-            "object" => Kind::Object,
-            "refute" => Kind::Refute,
-            "evidence" => Kind::Evidence,
-            "question" => Kind::Question,
-            "commit" => Kind::Commit,
-            _ => return None,
-        })
+        Kind::ALL.into_iter().find(|k| k.name() == word)
     }
 
     /// In thousandths.
