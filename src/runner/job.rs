@@ -91,7 +91,7 @@ impl Job<'_> {
         }
         // A second pass reruns chunks whose parts assembly found damaged.
         for pass in 0..2 {
-            match assemble(plan, self.work, self.tables, &self.kept) {
+            match pool.install(|| assemble(plan, self.work, self.tables, &self.kept)) {
                 Ok(failures) => {
                     report.failures = failures;
                     report.assembled = true;
@@ -133,7 +133,10 @@ impl Job<'_> {
         report: &mut Report,
     ) -> Result<bool, RunError> {
         let executed: Vec<Option<Vec<(u64, String)>>> = pool.install(|| {
+            // One chunk a task, so a thread that runs out steals the
+            // next chunk, not half of a block the other thread has begun.
             todo.par_iter()
+                .with_max_len(1)
                 .map(|&c| chunk::run(plan, self, c))
                 .collect::<Result<_, _>>()
         })?;

@@ -6,6 +6,7 @@
 pub mod atomic;
 pub mod charts;
 pub mod digest;
+mod groups;
 pub mod html;
 pub mod input;
 pub mod meta;

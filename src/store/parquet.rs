@@ -342,13 +342,13 @@ pub fn write_as(
     let mut failed = None;
     let result = super::atomic::write_with(path, |f| {
         let run = || -> Result<(), StoreError> {
-            let mut w =
-                ArrowWriter::try_new(f, schema.clone(), Some(properties(columns, kv, codec)))?;
-            for b in batches {
-                w.write(&b?.0)?;
-            }
-            w.close()?;
-            Ok(())
+            super::groups::write(
+                f,
+                schema.clone(),
+                properties(columns, kv, codec),
+                ROW_GROUP_ROWS,
+                batches.into_iter().map(|b| b.map(|b| b.0)),
+            )
         };
         run().map_err(|e| {
             let io = std::io::Error::other(e.to_string());
