@@ -35,14 +35,13 @@ pub fn belongs(m: &FileMeta, plan: &Plan, table: &str, chunk: u64) -> bool {
         && m.digest.is_some()
 }
 
+/// The runs of a chunk whose identities failed, with why.
+pub(super) type Failures = Vec<(u64, String)>;
+
 /// Runs a chunk of a job and writes its parts (keeping them in memory
 /// too, within the budget); `None` when Ctrl-C stopped it first (nothing
 /// of it is written then).
-pub(super) fn run(
-    plan: &Plan,
-    job: &Job,
-    chunk: u64,
-) -> Result<Option<Vec<(u64, String)>>, RunError> {
+pub(super) fn run(plan: &Plan, job: &Job, chunk: u64) -> Result<Option<Failures>, RunError> {
     let Job {
         work: layout,
         tables,
@@ -82,7 +81,10 @@ pub(super) fn run(
         }
         progress(Progress::Ran(1));
     }
-    // Detail parts first: the `runs` part, written last, marks the chunk done.
+    // Detail parts first: the `runs` part, put in place last, marks the
+    // chunk done. They are encoded here and made durable on the job's
+    // committer thread, so this thread goes on to the next chunk.
+    let mut staged = Vec::with_capacity(tables.len());
     for (table, rows) in tables.iter().zip(rows) {
         let path = layout.part(table.name, chunk);
         let dir = path.parent().expect("parts live in a folder");
@@ -101,15 +103,16 @@ pub(super) fn run(
         };
         let batch =
             parquet::columns_batch(&table.columns, rows).map_err(|e| RunError::write(&path, e))?;
-        parquet::write_as(
-            &path,
-            &table.columns,
-            [Ok(batch.clone())],
-            &meta.to_kv(),
-            parquet::Codec::Part,
-        )
-        .map_err(|e| RunError::write(&path, e))?;
-        crate::crash::point("part written");
+        staged.push(
+            parquet::stage_as(
+                &path,
+                &table.columns,
+                [Ok(batch.clone())],
+                &meta.to_kv(),
+                parquet::Codec::Part,
+            )
+            .map_err(|e| RunError::write(&path, e))?,
+        );
         kept.offer(
             table.name,
             chunk,
@@ -120,6 +123,9 @@ pub(super) fn run(
             },
         );
     }
+    job.committer
+        .commit(staged)
+        .map_err(|f| RunError::io(&f.path, f.error))?;
     Ok(Some(failures))
 }
 

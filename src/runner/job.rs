@@ -14,6 +14,7 @@ use super::{
 };
 use crate::grid::Plan;
 use crate::policy::Policies;
+use crate::store::commit::Committer;
 
 /// What a run into a folder works with.
 pub(super) struct Job<'a> {
@@ -24,6 +25,8 @@ pub(super) struct Job<'a> {
     pub policies: &'a Policies,
     /// The parts this process wrote, kept for assembly.
     pub kept: Kept,
+    /// Puts the parts in place, durably, off the computing threads.
+    pub committer: Committer,
     pub progress: &'a (dyn Fn(Progress) + Sync),
 }
 
@@ -132,14 +135,19 @@ impl Job<'_> {
         todo: &[u64],
         report: &mut Report,
     ) -> Result<bool, RunError> {
-        let executed: Vec<Option<Vec<(u64, String)>>> = pool.install(|| {
+        let executed: Result<Vec<Option<chunk::Failures>>, RunError> = pool.install(|| {
             // One chunk a task, so a thread that runs out steals the
             // next chunk, not half of a block the other thread has begun.
             todo.par_iter()
                 .with_max_len(1)
                 .map(|&c| chunk::run(plan, self, c))
                 .collect::<Result<_, _>>()
-        })?;
+        });
+        // Every part handed over is in place (or failed) before anything
+        // looks for it on disk; this also holds when a chunk failed.
+        let committed = self.committer.wait();
+        let executed = executed?;
+        committed.map_err(|f| RunError::io(&f.path, f.error))?;
         for (&c, ran) in todo.iter().zip(&executed) {
             if ran.is_some() {
                 report.runs_executed += plan.chunk_runs(c).count() as u64;

@@ -261,6 +261,7 @@ pub fn execute(
         policies: &policies,
         // A shard's parts are assembled by `merge`, in another process.
         kept: kept::Kept::new(if shard.count > 1 { 0 } else { kept::BUDGET }),
+        committer: crate::store::commit::Committer::start(),
         progress,
     };
     let result = job.run(&mut plan, opts, &mut report);

@@ -29,19 +29,71 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Like `write`, with the content produced by a callback on the open file.
 pub fn write_with(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
-    let tmp = temp_path(path);
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        fill(&mut f)?;
-        f.sync_all()?;
-        crate::crash::point("temporary file written");
-        fs::rename(&tmp, path)?;
-        sync_dir(path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+    stage(path, fill)?.commit()?;
+    sync_dir(path)
+}
+
+/// A file written to its temporary sibling, not yet synced or in place.
+/// Dropped uncommitted, the temporary goes.
+pub struct Staged {
+    file: Option<File>,
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+/// Writes a file's content to its temporary sibling (the first half of
+/// `write_with`); `Staged::commit` puts it in place.
+pub fn stage(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<Staged> {
+    // Made first, so that a failure below drops it and removes the temporary.
+    let mut staged = Staged {
+        file: None,
+        tmp: temp_path(path),
+        path: path.to_path_buf(),
+    };
+    let f = staged.file.insert(File::create(&staged.tmp)?);
+    fill(f)?;
+    Ok(staged)
+}
+
+impl Staged {
+    /// Where the file goes.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
-    result
+
+    /// Syncs the content, so the name never shows a half-written file
+    /// after a power cut.
+    pub fn sync(&self) -> io::Result<()> {
+        match &self.file {
+            Some(f) => f.sync_all(),
+            None => Ok(()),
+        }
+    }
+
+    /// Syncs the content and renames the file into place. The folder is
+    /// not synced: callers sync it once for many files (`sync_dir`).
+    pub fn commit(self) -> io::Result<()> {
+        self.sync()?;
+        crate::crash::point("temporary file written");
+        self.rename()
+    }
+
+    /// Renames the file into place; call `sync` first.
+    pub fn rename(mut self) -> io::Result<()> {
+        self.file = None;
+        fs::rename(&self.tmp, &self.path)?;
+        // In place: nothing for `drop` to remove.
+        self.tmp = PathBuf::new();
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// Writes a set of files so that either all of them replace their old
@@ -77,7 +129,9 @@ pub fn write_all(files: &[(PathBuf, Vec<u8>)]) -> io::Result<()> {
     }
 }
 
-fn sync_dir(path: &Path) -> io::Result<()> {
+/// Syncs the folder holding `path`, so a rename into it survives a power
+/// cut.
+pub fn sync_dir(path: &Path) -> io::Result<()> {
     match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => File::open(dir)?.sync_all(),
         _ => Ok(()),

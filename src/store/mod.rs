@@ -5,6 +5,7 @@
 
 pub mod atomic;
 pub mod charts;
+pub mod commit;
 pub mod digest;
 mod groups;
 pub mod html;

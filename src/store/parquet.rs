@@ -338,26 +338,37 @@ pub fn write_as(
     kv: &[(String, String)],
     codec: Codec,
 ) -> Result<(), StoreError> {
+    stage_as(path, columns, batches, kv, codec)?.commit()?;
+    Ok(super::atomic::sync_dir(path)?)
+}
+
+/// Encodes a file into its temporary sibling, to be put in place by
+/// `Staged::commit` (now or on another thread).
+pub fn stage_as(
+    path: &Path,
+    columns: &[Column],
+    batches: impl IntoIterator<Item = Result<Batch, StoreError>>,
+    kv: &[(String, String)],
+    codec: Codec,
+) -> Result<super::atomic::Staged, StoreError> {
     let schema = arrow_schema(columns);
     let mut failed = None;
-    let result = super::atomic::write_with(path, |f| {
-        let run = || -> Result<(), StoreError> {
-            super::groups::write(
-                f,
-                schema.clone(),
-                properties(columns, kv, codec),
-                ROW_GROUP_ROWS,
-                batches.into_iter().map(|b| b.map(|b| b.0)),
-            )
-        };
-        run().map_err(|e| {
+    let result = super::atomic::stage(path, |f| {
+        super::groups::write(
+            f,
+            schema.clone(),
+            properties(columns, kv, codec),
+            ROW_GROUP_ROWS,
+            batches.into_iter().map(|b| b.map(|b| b.0)),
+        )
+        .map_err(|e: StoreError| {
             let io = std::io::Error::other(e.to_string());
             failed = Some(e);
             io
         })
     });
     match (result, failed) {
-        (Ok(()), _) => Ok(()),
+        (Ok(staged), _) => Ok(staged),
         (Err(_), Some(e)) => Err(e),
         (Err(e), None) => Err(StoreError::Io(e)),
     }
