@@ -11,8 +11,10 @@
 use std::io::Write;
 
 use arrow_array::RecordBatch;
-use arrow_schema::SchemaRef;
-use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
+use arrow_schema::{DataType, Field, SchemaRef};
+use parquet::arrow::arrow_writer::{
+    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
+};
 use parquet::arrow::ArrowWriter;
 use parquet::errors::Result;
 use parquet::file::properties::WriterProperties;
@@ -30,8 +32,9 @@ pub fn write<W: Write + Send, E: From<parquet::errors::ParquetError>>(
 ) -> std::result::Result<(), E> {
     let (mut file, factory) =
         ArrowWriter::try_new(out, schema.clone(), Some(props))?.into_serialized_writer()?;
-    // Enough groups to keep every thread busy, few enough to bound memory.
-    let window = 2 * rayon::current_num_threads().max(1);
+    // Enough groups to keep every thread busy between the serial appends,
+    // few enough to bound memory (each group is 16k rows, encoded).
+    let window = (4 * rayon::current_num_threads()).clamp(8, 64);
     let mut groups: Vec<Vec<RecordBatch>> = Vec::with_capacity(window);
     let mut current: Vec<RecordBatch> = Vec::new();
     let mut current_rows = 0;
@@ -60,8 +63,9 @@ pub fn write<W: Write + Send, E: From<parquet::errors::ParquetError>>(
     Ok(())
 }
 
-/// Encodes `groups` (numbered from `first`) in parallel, appends them to
-/// the file in order and empties the list; returns how many there were.
+/// Encodes `groups` (numbered from `first`) in parallel, one task per
+/// column of each group, appends them to the file in order and empties
+/// the list; returns how many there were.
 fn flush<W: Write + Send>(
     file: &mut parquet::file::writer::SerializedFileWriter<W>,
     factory: &ArrowRowGroupWriterFactory,
@@ -69,41 +73,63 @@ fn flush<W: Write + Send>(
     first: usize,
     groups: &mut Vec<Vec<RecordBatch>>,
 ) -> Result<usize> {
-    let encoded: Vec<Result<Vec<ArrowColumnChunk>>> = groups
-        .par_iter()
-        .enumerate()
-        .map(|(i, slices)| encode(factory, schema, first + i, slices))
+    // A field's writers (one per leaf column, in order) with its group
+    // and place: a column chunk depends on that column's values alone.
+    let mut tasks = Vec::with_capacity(groups.len() * schema.fields().len());
+    for g in 0..groups.len() {
+        let mut writers = factory.create_column_writers(first + g)?.into_iter();
+        for (f, field) in schema.fields().iter().enumerate() {
+            let mine: Vec<ArrowColumnWriter> =
+                writers.by_ref().take(leaves(field.data_type())).collect();
+            tasks.push((g, f, mine));
+        }
+    }
+    let encoded: Vec<Result<Vec<ArrowColumnChunk>>> = tasks
+        .into_par_iter()
+        .map(|(g, f, writers)| encode(&schema.fields()[f], f, &groups[g], writers))
         .collect();
     let n = groups.len();
     groups.clear();
-    for chunks in encoded {
+    let mut fields = encoded.into_iter();
+    for _ in 0..n {
         let mut group = file.next_row_group()?;
-        for chunk in chunks? {
-            chunk.append_to_row_group(&mut group)?;
+        for chunks in fields.by_ref().take(schema.fields().len()) {
+            for chunk in chunks? {
+                chunk.append_to_row_group(&mut group)?;
+            }
         }
         group.close()?;
     }
     Ok(n)
 }
 
-/// One row group's column chunks, each column fed the slices in order as
-/// Arrow's writer feeds them.
+/// How many leaf columns Parquet stores a field of this type in.
+fn leaves(t: &DataType) -> usize {
+    match t {
+        DataType::Struct(fields) => fields.iter().map(|f| leaves(f.data_type())).sum(),
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            leaves(f.data_type())
+        }
+        DataType::Map(f, _) => leaves(f.data_type()),
+        _ => 1,
+    }
+}
+
+/// One field's column chunks in one row group: its writers fed the
+/// group's slices in order, as Arrow's writer feeds them.
 fn encode(
-    factory: &ArrowRowGroupWriterFactory,
-    schema: &SchemaRef,
+    field: &Field,
     index: usize,
     slices: &[RecordBatch],
+    mut writers: Vec<ArrowColumnWriter>,
 ) -> Result<Vec<ArrowColumnChunk>> {
-    let mut writers = factory.create_column_writers(index)?;
     for slice in slices {
         let mut leaves = writers.iter_mut();
-        for (field, column) in schema.fields().iter().zip(slice.columns()) {
-            for leaf in compute_leaves(field, column)? {
-                leaves
-                    .next()
-                    .expect("one writer per leaf column")
-                    .write(&leaf)?;
-            }
+        for leaf in compute_leaves(field, slice.column(index))? {
+            leaves
+                .next()
+                .expect("one writer per leaf column")
+                .write(&leaf)?;
         }
     }
     writers.into_iter().map(|w| w.close()).collect()
@@ -112,8 +138,9 @@ fn encode(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow_array::builder::{Int64Builder, ListBuilder};
     use arrow_array::{ArrayRef, Float64Array, Int64Array, StringArray};
-    use arrow_schema::{DataType, Field, Schema};
+    use arrow_schema::Schema;
     use parquet::basic::{Compression, ZstdLevel};
     use std::sync::Arc;
 
@@ -131,6 +158,15 @@ mod tests {
                     .map(|i| format!("k{}", i % 13))
                     .collect::<Vec<_>>(),
             )),
+            Arc::new({
+                // A list column (as `corrections` is), some lists empty.
+                let mut b = ListBuilder::new(Int64Builder::new());
+                for i in &ids {
+                    b.values().append_slice(&(0..i % 3).collect::<Vec<_>>());
+                    b.append(true);
+                }
+                b.finish()
+            }),
         ];
         RecordBatch::try_new(schema.clone(), cols).unwrap()
     }
@@ -143,6 +179,11 @@ mod tests {
             Field::new("a", DataType::Int64, false),
             Field::new("b", DataType::Float64, false),
             Field::new("c", DataType::Utf8, false),
+            Field::new(
+                "d",
+                DataType::List(Arc::new(Field::new("item", DataType::Int64, true))),
+                false,
+            ),
         ]));
         let props = || {
             WriterProperties::builder()
