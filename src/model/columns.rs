@@ -101,6 +101,19 @@ impl ColumnValues {
             .push(false);
     }
 
+    /// Whether `push_value` would take `v`: the same check, with nothing
+    /// allocated or pushed.
+    pub fn holds(&self, v: &Value) -> bool {
+        matches!(
+            (&self.cells, v),
+            (Cells::Bool(_), Value::Bool(_))
+                | (Cells::Int(_), Value::Int(_))
+                | (Cells::Float(_), Value::Float(_))
+                | (Cells::Str(_), Value::Str(_))
+                | (Cells::IntList(_), Value::List(_))
+        ) || (matches!(v, Value::Null) && self.valid.is_some())
+    }
+
     /// Appends a `Value`; `Err` names what the column cannot hold.
     pub fn push_value(&mut self, v: &Value) -> Result<(), String> {
         match (&mut self.cells, v) {
@@ -219,10 +232,12 @@ impl Columns {
                 self.columns.len()
             ));
         }
-        if let Some((c, v)) = declared
+        // Checked before anything is pushed, so a bad row appends nothing.
+        if let Some(((c, _), v)) = declared
             .iter()
+            .zip(&self.columns)
             .zip(row)
-            .find(|(c, v)| ColumnValues::new(c).push_value(v).is_err())
+            .find(|((_, col), v)| !col.holds(v))
         {
             return Err(format!("column {} cannot hold {v}", c.name));
         }
@@ -289,6 +304,34 @@ mod tests {
         assert!(t.push_values(&null_in_a, &COLS).is_err());
         assert_eq!(t.rows(), 2);
         assert!(t.columns.iter().all(|c| c.len() == 2));
+    }
+
+    #[test]
+    fn holds_is_what_push_value_accepts() {
+        let values = [
+            Value::Null,
+            Value::Bool(true),
+            Value::Int(1),
+            Value::Float(0.5),
+            Value::Str("s".into()),
+            Value::List(vec![1]),
+        ];
+        for ty in [
+            ColType::Bool,
+            ColType::Int,
+            ColType::Float,
+            ColType::Str,
+            ColType::IntList,
+        ] {
+            for nullable in [false, true] {
+                let c = Column::new("c", ty, nullable, "a column");
+                for v in &values {
+                    let col = ColumnValues::new(&c);
+                    let took = col.clone().push_value(v).is_ok();
+                    assert_eq!(col.holds(v), took, "{ty:?} nullable={nullable} {v:?}");
+                }
+            }
+        }
     }
 
     #[test]
