@@ -116,17 +116,23 @@ impl ColumnValues {
 
     /// Appends a `Value`; `Err` names what the column cannot hold.
     pub fn push_value(&mut self, v: &Value) -> Result<(), String> {
+        self.push_owned(v.clone())
+    }
+
+    /// `push_value` for a value the caller gives up: its text or list
+    /// moves in, uncopied.
+    pub fn push_owned(&mut self, v: Value) -> Result<(), String> {
         match (&mut self.cells, v) {
             (_, Value::Null) if self.valid.is_some() => {
                 self.push_null();
                 return Ok(());
             }
-            (Cells::Bool(c), Value::Bool(x)) => c.push(*x),
-            (Cells::Int(c), Value::Int(x)) => c.push(*x),
-            (Cells::Float(c), Value::Float(x)) => c.push(*x),
-            (Cells::Str(c), Value::Str(x)) => c.push(x.clone()),
-            (Cells::IntList(c), Value::List(x)) => c.push(x.clone()),
-            _ => return Err(format!("cannot hold {v}")),
+            (Cells::Bool(c), Value::Bool(x)) => c.push(x),
+            (Cells::Int(c), Value::Int(x)) => c.push(x),
+            (Cells::Float(c), Value::Float(x)) => c.push(x),
+            (Cells::Str(c), Value::Str(x)) => c.push(x),
+            (Cells::IntList(c), Value::List(x)) => c.push(x),
+            (_, v) => return Err(format!("cannot hold {v}")),
         }
         self.set();
         Ok(())
@@ -225,6 +231,17 @@ impl Columns {
     /// Appends a row of `Value`s, one per column; `Err` names the column
     /// and the value it cannot hold, and nothing is appended.
     pub fn push_values(&mut self, row: &[Value], declared: &[Column]) -> Result<(), String> {
+        self.check(row, declared)?;
+        for (col, v) in self.columns.iter_mut().zip(row) {
+            col.push_value(v).expect("checked above");
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Whether every value of `row` fits its column: checked before
+    /// anything is pushed, so a bad row appends nothing.
+    fn check(&self, row: &[Value], declared: &[Column]) -> Result<(), String> {
         if row.len() != self.columns.len() {
             return Err(format!(
                 "a row of {} values for {} columns",
@@ -232,7 +249,6 @@ impl Columns {
                 self.columns.len()
             ));
         }
-        // Checked before anything is pushed, so a bad row appends nothing.
         if let Some(((c, _), v)) = declared
             .iter()
             .zip(&self.columns)
@@ -241,8 +257,14 @@ impl Columns {
         {
             return Err(format!("column {} cannot hold {v}", c.name));
         }
+        Ok(())
+    }
+
+    /// `push_values` for a row the caller gives up: its texts move in.
+    pub fn push_row(&mut self, row: Vec<Value>, declared: &[Column]) -> Result<(), String> {
+        self.check(&row, declared)?;
         for (col, v) in self.columns.iter_mut().zip(row) {
-            col.push_value(v).expect("checked above");
+            col.push_owned(v).expect("checked above");
         }
         self.rows += 1;
         Ok(())

@@ -285,10 +285,10 @@ pub fn run_into(
                     let row: Row = std::iter::once(Value::Int(id as i64))
                         .chain(call.iter().cloned())
                         .collect();
-                    push_row(buffer, &row, table);
+                    push_row(buffer, row, table);
                 }
             }
-            None => push_row(buffer, &run_row(plan, spec, &out, &usage), table),
+            None => push_row(buffer, run_row(plan, spec, &out, &usage), table),
         }
     }
     match (out.violation, out.failure) {
@@ -300,8 +300,8 @@ pub fn run_into(
 
 /// A row the runner built (a run's, a decision's) goes into its table; a
 /// value its column cannot hold is a bug in how the row was built.
-fn push_row(buffer: &mut Columns, row: &[Value], table: &Table) {
-    if let Err(e) = buffer.push_values(row, &table.columns) {
+fn push_row(buffer: &mut Columns, row: Row, table: &Table) {
+    if let Err(e) = buffer.push_row(row, &table.columns) {
         panic!("a row of {}: {e}", table.name);
     }
 }
