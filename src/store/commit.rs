@@ -11,7 +11,7 @@
 //! points are all on this one thread, so a test that stops the process at
 //! the N-th point stops it at the same place every time.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -155,7 +155,9 @@ fn commit_all(groups: Vec<Vec<Staged>>) -> Result<(), Failure> {
             error,
         }
     }
-    let mut folders = BTreeSet::new();
+    // Each folder renamed into, with a file in it (`sync_dir` syncs a
+    // file's folder).
+    let mut folders = BTreeMap::new();
     for group in groups {
         for f in &group {
             f.sync().map_err(at(f.path()))?;
@@ -165,15 +167,11 @@ fn commit_all(groups: Vec<Vec<Staged>>) -> Result<(), Failure> {
             let path = f.path().to_path_buf();
             f.rename().map_err(at(&path))?;
             crate::crash::point("file in place");
-            folders.insert(path);
+            folders.insert(path.parent().map(Path::to_path_buf), path);
         }
     }
-    // One file per folder stands for it: `sync_dir` syncs its parent.
-    let mut synced = BTreeSet::new();
-    for path in folders {
-        if synced.insert(path.parent().map(Path::to_path_buf)) {
-            atomic::sync_dir(&path).map_err(at(&path))?;
-        }
+    for path in folders.values() {
+        atomic::sync_dir(path).map_err(at(path))?;
     }
     Ok(())
 }

@@ -1,9 +1,10 @@
-//! Row groups encoded in parallel. A Parquet row group's column chunks
-//! depend on its own rows only (dictionaries, statistics and pages start
-//! afresh in each), so the groups of a file can be encoded on several
-//! threads at once and written in order. Fed the same slices in the same
-//! order, each group's bytes are exactly what Arrow's single-threaded
-//! writer produces, so the file is too (a test below compares them).
+//! Row groups encoded in parallel. A Parquet column chunk depends on its
+//! own column's values in its own row group only (dictionaries,
+//! statistics and pages start afresh in each), so every column of every
+//! group can be encoded on a thread of its own, and the chunks written in
+//! order. Fed the same slices in the same order, each chunk's bytes are
+//! exactly what Arrow's single-threaded writer produces, so the file's
+//! are too (a test below compares them).
 //!
 //! Why: assembling a grid's final tables was one thread compressing the
 //! largest table while the other core waited.
@@ -20,16 +21,17 @@ use parquet::errors::Result;
 use parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
 
-/// Writes `batches` as a Parquet file of row groups of at most `group_rows`
-/// rows, cut where Arrow's writer would cut them, encoding up to a
-/// window of groups at a time on the current rayon pool.
+/// Writes `batches` as a Parquet file of row groups of at most the rows
+/// `props` sets, cut where Arrow's writer would cut them, encoding up to
+/// a window of groups at a time on the current rayon pool.
 pub fn write<W: Write + Send, E: From<parquet::errors::ParquetError>>(
     out: W,
     schema: SchemaRef,
     props: WriterProperties,
-    group_rows: usize,
     batches: impl IntoIterator<Item = std::result::Result<RecordBatch, E>>,
 ) -> std::result::Result<(), E> {
+    // Arrow's writer cuts nothing without a row limit (witness sets one).
+    let group_rows = props.max_row_group_row_count().unwrap_or(usize::MAX);
     let (mut file, factory) =
         ArrowWriter::try_new(out, schema.clone(), Some(props))?.into_serialized_writer()?;
     // Enough groups to keep every thread busy between the serial appends,
@@ -83,6 +85,7 @@ fn flush<W: Write + Send>(
                 writers.by_ref().take(leaves(field.data_type())).collect();
             tasks.push((g, f, mine));
         }
+        assert!(writers.next().is_none(), "a writer per leaf column");
     }
     let encoded: Vec<Result<Vec<ArrowColumnChunk>>> = tasks
         .into_par_iter()
@@ -216,7 +219,6 @@ mod tests {
                 &mut ours,
                 schema.clone(),
                 props(),
-                100,
                 batches.into_iter().map(Ok),
             )
             .unwrap();

@@ -358,7 +358,6 @@ pub fn stage_as(
             f,
             schema.clone(),
             properties(columns, kv, codec),
-            ROW_GROUP_ROWS,
             batches.into_iter().map(|b| b.map(|b| b.0)),
         )
         .map_err(|e: StoreError| {
