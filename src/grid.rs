@@ -516,16 +516,21 @@ impl Plan {
 /// parameter added later (`ParamSpec::added`) counts only away from its
 /// default, so keys written before it existed stay valid.
 pub fn run_key(model: &dyn crate::model::DynModel, p: &Resolved) -> String {
-    use std::fmt::Write;
     // One buffer written in place: every run of a grid computes its key,
     // and a string per parameter was a tenth of a grid of small runs.
     let mut text = String::with_capacity(512);
-    let _ = writeln!(text, "model={}", model.name());
+    text.push_str("model=");
+    text.push_str(model.name());
+    text.push('\n');
     let quiet = p.quiet(model.params());
     for (i, (k, v)) in p.values.iter().enumerate() {
         if !quiet.contains(crate::params::ParamId(i)) {
-            // `Value`'s Display writes floats as `{:?}` does.
-            let _ = writeln!(text, "{k}={v}");
+            // What `{k}={v}` writes (`Value`'s Display writes floats as
+            // `{:?}` does), without `fmt` for the common values.
+            text.push_str(k);
+            text.push('=');
+            v.push_display(&mut text);
+            text.push('\n');
         }
     }
     let mut key = crate::manifest::sha256_hex(text.as_bytes());

@@ -12,6 +12,30 @@ pub enum Value {
     List(Vec<i64>),
 }
 
+/// Whether `Debug` writes this byte of a text as it is.
+fn shown_as_is(b: u8) -> bool {
+    (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\'
+}
+
+/// An integer in decimal, as `Display` writes it.
+fn push_int(out: &mut String, i: i64) {
+    let mut digits = [0u8; 20];
+    let mut n = i.unsigned_abs();
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+}
+
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -26,6 +50,29 @@ impl fmt::Display for Value {
 }
 
 impl Value {
+    /// Appends what `Display` writes, without the formatting machinery for
+    /// the common cells: every run's key writes each of its parameters, and
+    /// going through `fmt` was most of the key's cost on small runs.
+    pub fn push_display(&self, out: &mut String) {
+        match self {
+            Value::Null => out.push_str("none"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Int(i) => push_int(out, *i),
+            // `Debug` of a text quotes it and escapes only `"`, `\` and
+            // what is not printable ASCII: text without those is written
+            // as it is.
+            Value::Str(s) if s.bytes().all(shown_as_is) => {
+                out.push('"');
+                out.push_str(s);
+                out.push('"');
+            }
+            other => {
+                use fmt::Write;
+                let _ = write!(out, "{other}");
+            }
+        }
+    }
+
     /// As a label shows it: strings without quotes (`graph=hub`).
     pub fn plain(&self) -> String {
         match self {
@@ -163,4 +210,34 @@ fn json_to_toml(v: &serde_json::Value) -> Option<toml::Value> {
         }
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::Int),
+            Just(Value::Int(i64::MIN)),
+            any::<f64>().prop_map(Value::Float),
+            // Plain names, and texts with quotes, escapes and non-ASCII.
+            "[a-z_0-9.-]{0,12}".prop_map(Value::Str),
+            any::<String>().prop_map(Value::Str),
+            "[ -~]{0,8}".prop_map(Value::Str),
+            proptest::collection::vec(any::<i64>(), 0..4).prop_map(Value::List),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn push_display_writes_what_display_writes(v in value()) {
+            let mut out = String::from("k=");
+            v.push_display(&mut out);
+            prop_assert_eq!(out, format!("k={v}"));
+        }
+    }
 }
