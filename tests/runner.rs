@@ -1,5 +1,6 @@
-//! The runner end to end through the CLI: byte-identical results for any
-//! thread count, after SIGKILL and resume, and after shards and merge;
+//! The runner end to end, mostly through the CLI: byte-identical results
+//! for any thread count, after SIGKILL and resume, after shards and merge,
+//! and whether the final tables were written during the run or after it;
 //! verify catching tampering; the shipped sweep.
 
 mod common;
@@ -38,6 +39,38 @@ fn results_are_byte_identical_for_1_2_and_8_threads() {
         outputs[0] == outputs[1] && outputs[1] == outputs[2],
         "outputs differ between thread counts"
     );
+}
+
+/// The final tables are written while the chunks run: on one thread
+/// every chunk is in them by the time the last one finishes. Shards
+/// stream nothing (`merge` assembles them from the parts), and both give
+/// the same bytes.
+#[test]
+fn final_tables_written_during_the_run_equal_ones_assembled_from_parts() {
+    use witness::runner::{execute, merge, Options, Shard};
+    let tmp = tempfile::tempdir().unwrap();
+    let registry = witness::model::Registry::builtin();
+    let manifest = witness::manifest::Manifest::parse("small.toml", SMALL, &registry).unwrap();
+    let plan = witness::grid::Plan::new(manifest).unwrap();
+    assert!(plan.chunk_count() > 1);
+    let streamed = tmp.path().join("streamed");
+    let opts = Options {
+        threads: Some(1),
+        ..Options::default()
+    };
+    let report = execute(&plan, &streamed, &opts, &|_| {}).unwrap();
+    assert_eq!(report.streamed, plan.chunk_count());
+    let sharded = tmp.path().join("sharded");
+    for index in 0..2 {
+        let opts = Options {
+            shard: Some(Shard { index, count: 2 }),
+            ..Options::default()
+        };
+        let report = execute(&plan, &sharded, &opts, &|_| {}).unwrap();
+        assert_eq!(report.streamed, 0);
+    }
+    merge(&sharded, &registry).unwrap();
+    assert!(data_files(&streamed) == data_files(&sharded));
 }
 
 #[test]

@@ -10,11 +10,11 @@ use std::path::Path;
 use super::chunk;
 use super::kept::Kept;
 use super::layout::Layout;
+use super::stream::{check_ids, Stream, Streams, Tally};
 use super::tables::{metadata, tables, Table};
 use super::RunError;
 use crate::grid::Plan;
 use crate::model::Registry;
-use crate::params::Value;
 use crate::policy::log;
 use crate::store::digest::{combine, file_sha256};
 use crate::store::seal::{block_chunks, Seal, SealedFile, SealedTable};
@@ -49,9 +49,10 @@ fn damaged_chunks(plan: &Plan, layout: &Layout, tables: &[Table]) -> Vec<u64> {
         .collect()
 }
 
-/// Streams every part of every table into the final files, checking that
-/// each part is its chunk's (a damaged one stops the table's file before
-/// it replaces anything) and that the runs parts hold exactly runs 0..total
+/// Streams every part of every table into the final files (going on from
+/// where a table's stream got while the chunks ran), checking that each
+/// part is its chunk's (a damaged one stops the table's file before it
+/// replaces anything) and that the runs parts hold exactly runs 0..total
 /// in order; writes the seal; then removes the parts. Returns the runs
 /// whose identities failed.
 pub fn assemble(
@@ -59,6 +60,7 @@ pub fn assemble(
     layout: &Layout,
     tables: &[Table],
     kept: &Kept,
+    streams: &Streams,
 ) -> Result<Vec<(u64, String)>, Assembly> {
     let chunks = plan.chunk_count();
     let per_block = block_chunks(chunks);
@@ -66,7 +68,11 @@ pub fn assemble(
     // thread, and report the first table's problem in table order.
     let done: Vec<_> = tables
         .par_iter()
-        .map(|t| assemble_table(plan, layout, tables, kept, t, chunks, per_block))
+        .enumerate()
+        .map(|(i, t)| {
+            let stream = streams.take(i);
+            assemble_table(plan, layout, tables, kept, stream, t, chunks, per_block)
+        })
         .collect();
     let mut failures = Vec::new();
     let mut sealed = Vec::new();
@@ -93,23 +99,30 @@ pub fn assemble(
 
 /// One table's final file from its parts; its seal entry and, for `runs`,
 /// the runs whose identities failed.
+#[allow(clippy::too_many_arguments)]
 fn assemble_table(
     plan: &Plan,
     layout: &Layout,
     tables: &[Table],
     kept: &Kept,
+    stream: Option<Stream>,
     table: &Table,
     chunks: u64,
     per_block: u64,
 ) -> Result<(SealedTable, Vec<(u64, String)>), Assembly> {
-    let mut failures = Vec::new();
-    let mut next_id = 0u64;
+    let path = layout.table(table.name);
+    let kv = metadata(plan, table.name).to_kv();
+    // A stream goes on where it stopped if it got anywhere and its footer
+    // is still this plan's; otherwise it goes (with its temporary) before
+    // the table is written afresh under the same temporary name.
+    let stream = stream.filter(|s| s.next > 0 && s.kv == kv);
+    let (file, start, mut rec, mut tally) = match stream {
+        Some(s) => (Some(s.file), s.next, s.rec, s.tally),
+        None => (None, 0, Vec::new(), Tally::default()),
+    };
     let mut problem: Option<Assembly> = None;
-    let mut rows = 0u64;
-    // Each part's record, checked as the part is opened.
-    let mut rec: Vec<(String, u64)> = Vec::with_capacity(chunks as usize);
     let mut foreign = false;
-    let batches = (0..chunks).flat_map(|c| {
+    let batches = (start..chunks).flat_map(|c| {
         // A part this process wrote and kept is encoded from memory, in
         // the pieces its file would be read in (the same bytes result).
         let from_memory = kept.with(table.name, c, |p| {
@@ -143,21 +156,19 @@ fn assemble_table(
     });
     let checked = batches.map(|b| {
         let b = b?;
-        rows += b.num_rows() as u64;
-        if table.is_runs() {
-            check_ids(&b, &mut next_id, &mut failures).map_err(|e| {
-                problem.get_or_insert(Assembly::Failed(RunError::Incomplete {
-                    dir: layout.dir.display().to_string(),
-                    message: e.clone(),
-                }));
-                StoreError::Format(e)
-            })?;
-        }
+        tally.add(table.is_runs(), &b).map_err(|e| {
+            problem.get_or_insert(Assembly::Failed(RunError::Incomplete {
+                dir: layout.dir.display().to_string(),
+                message: e.clone(),
+            }));
+            StoreError::Format(e)
+        })?;
         Ok(b)
     });
-    let path = layout.table(table.name);
-    let kv = metadata(plan, table.name).to_kv();
-    let written = parquet::write(&path, &table.columns, checked, &kv);
+    let written = match file {
+        Some(file) => file.extend(checked),
+        None => parquet::write(&path, &table.columns, checked, &kv),
+    };
     if foreign || matches!(&written, Err(e) if !matches!(e, StoreError::Io(_))) {
         // Find every damaged chunk of every table at once, so one pass
         // of reruns heals them all.
@@ -167,6 +178,11 @@ fn assemble_table(
         return Err(problem.unwrap_or(Assembly::Failed(RunError::write(&path, e))));
     }
     crate::crash::point("final table written");
+    let Tally {
+        rows,
+        next_id,
+        failures,
+    } = tally;
     let recorded: u64 = rec.iter().map(|r| r.1).sum();
     if (table.is_runs() && next_id != plan.total) || rows != recorded {
         let _ = std::fs::remove_file(&path);
@@ -276,31 +292,6 @@ pub fn remove_parts(layout: &Layout) -> Result<(), RunError> {
     std::fs::remove_dir(&parts).map_err(|e| RunError::io(&parts, e))
 }
 
-/// Checks a batch of `runs` rows continues the run ids from `next`, and
-/// collects the runs recorded as failed.
-fn check_ids(
-    b: &parquet::Batch,
-    next: &mut u64,
-    failures: &mut Vec<(u64, String)>,
-) -> Result<(), String> {
-    let ids = b.ints("run_id").map_err(|e| e.to_string())?;
-    let status = b.rows(&["failed", "failure"]).map_err(|e| e.to_string())?;
-    for (&id, row) in ids.iter().zip(&status) {
-        if id < 0 || id as u64 != *next {
-            return Err(format!(
-                "run {id} found where run {} belongs: a part is duplicated or missing; rerun the shard that wrote it",
-                *next
-            ));
-        }
-        if row[0] == Value::Bool(true) {
-            let why = row[1].as_str().unwrap_or_default().to_string();
-            failures.push((*next, why));
-        }
-        *next += 1;
-    }
-    Ok(())
-}
-
 /// Runs recorded as failed in a final `runs.parquet`.
 pub fn failures_in(path: &Path) -> Result<Vec<(u64, String)>, RunError> {
     let reader = parquet::open(path).map_err(|e| RunError::corrupt(path, e))?;
@@ -340,7 +331,7 @@ pub fn merge(dir: &Path, registry: &Registry) -> Result<Vec<(u64, String)>, RunE
     // Every chunk is in, so no shard is still writing: what temporaries
     // remain were left by killed ones.
     layout.remove_temporaries();
-    match assemble(&plan, &layout, &tables, &Kept::new(0)) {
+    match assemble(&plan, &layout, &tables, &Kept::new(0), &Streams::default()) {
         Ok(f) => Ok(f),
         Err(Assembly::Failed(e)) => Err(e),
         Err(Assembly::Damaged(chunks)) => {

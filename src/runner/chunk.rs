@@ -126,6 +126,8 @@ pub(super) fn run(plan: &Plan, job: &Job, chunk: u64) -> Result<Option<Failures>
     job.committer
         .commit(staged)
         .map_err(|f| RunError::io(&f.path, f.error))?;
+    // Encode what now continues the final tables while other chunks run.
+    job.streams.advance(tables, kept);
     Ok(Some(failures))
 }
 

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use super::assemble::{assemble, Assembly};
 use super::kept::Kept;
 use super::layout::Layout;
+use super::stream::Streams;
 use super::tables::Table;
 use super::{
     chunk, interrupted, lock, race, table_names, Options, Progress, Report, RunError, Shard,
@@ -25,6 +26,8 @@ pub(super) struct Job<'a> {
     pub policies: &'a Policies,
     /// The parts this process wrote, kept for assembly.
     pub kept: Kept,
+    /// The final tables, fed the kept parts in chunk order as they come.
+    pub streams: Streams,
     /// Puts the parts in place, durably, off the computing threads.
     pub committer: Committer,
     pub progress: &'a (dyn Fn(Progress) + Sync),
@@ -92,9 +95,11 @@ impl Job<'_> {
         if self.shard.count > 1 {
             return Ok(());
         }
+        report.streamed = self.streams.reached();
         // A second pass reruns chunks whose parts assembly found damaged.
         for pass in 0..2 {
-            match pool.install(|| assemble(plan, self.work, self.tables, &self.kept)) {
+            match pool.install(|| assemble(plan, self.work, self.tables, &self.kept, &self.streams))
+            {
                 Ok(failures) => {
                     report.failures = failures;
                     report.assembled = true;
@@ -136,12 +141,18 @@ impl Job<'_> {
         report: &mut Report,
     ) -> Result<bool, RunError> {
         let executed: Result<Vec<Option<chunk::Failures>>, RunError> = pool.install(|| {
-            // One chunk a task, so a thread that runs out steals the
-            // next chunk, not half of a block the other thread has begun.
-            todo.par_iter()
-                .with_max_len(1)
-                .map(|&c| chunk::run(plan, self, c))
-                .collect::<Result<_, _>>()
+            // Chunks are handed out one at a time, in order: a thread that
+            // runs out takes the next chunk (not half of a block the other
+            // thread has begun), and the finished chunks form a growing
+            // prefix that the final tables' streams can take as they come.
+            let mut done = todo
+                .iter()
+                .enumerate()
+                .par_bridge()
+                .map(|(i, &c)| chunk::run(plan, self, c).map(|ran| (i, ran)))
+                .collect::<Result<Vec<_>, _>>()?;
+            done.sort_unstable_by_key(|d| d.0);
+            Ok(done.into_iter().map(|d| d.1).collect())
         });
         // Every part handed over is in place (or failed) before anything
         // looks for it on disk; this also holds when a chunk failed.

@@ -62,6 +62,15 @@ impl Kept {
         }
     }
 
+    /// Hands over the kept part of a table's chunk, if there is one, and
+    /// frees its share of the budget.
+    pub fn take(&self, table: &'static str, chunk: u64) -> Option<KeptPart> {
+        let mut held = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let p = held.parts.remove(&(table, chunk))?;
+        held.bytes -= p.batch.memory();
+        Some(p)
+    }
+
     /// Runs `f` with the kept part of a table's chunk, if there is one.
     pub fn with<T>(
         &self,
@@ -128,6 +137,9 @@ mod tests {
         kept.forget("runs", 0);
         assert_eq!(kept.bytes(), one);
         assert!(kept.with("runs", 0, |_| ()).is_none());
+        assert_eq!(kept.take("runs", 1).map(|p| p.rows), Some(100));
+        assert_eq!(kept.bytes(), 0);
+        assert!(kept.take("runs", 1).is_none());
     }
 
     /// The promise assembly relies on: a final table written from kept

@@ -1,7 +1,8 @@
 //! Executes a plan: fixed chunks of runs fan out over a rayon pool, each
 //! finished chunk becomes durable part files, and the final tables are
 //! assembled from the parts in chunk order (from this process's copies in
-//! memory, within a budget, rather than the files: `kept`). Because parts
+//! memory, within a budget, rather than the files: `kept`), most of them
+//! while the chunks still run (`stream`). Because parts
 //! do not depend on which thread, process or machine made them, the final
 //! bytes are the same for any thread count, after any crash and resume,
 //! and after a sharded run and `merge`.
@@ -16,6 +17,7 @@ pub mod lock;
 mod race;
 pub mod shard;
 pub mod shards;
+mod stream;
 pub mod tables;
 pub mod verify;
 
@@ -202,6 +204,9 @@ pub struct Report {
     pub already_complete: bool,
     /// Final tables were written (false for a shard of several).
     pub assembled: bool,
+    /// Chunks already in every final table when the last chunk finished
+    /// (written while the others ran; assembly adds the rest).
+    pub streamed: u64,
     /// Stopped by Ctrl-C before finishing.
     pub interrupted: bool,
     /// The run replaced another manifest's results (`--force`).
@@ -261,6 +266,11 @@ pub fn execute(
         policies: &policies,
         // A shard's parts are assembled by `merge`, in another process.
         kept: kept::Kept::new(if shard.count > 1 { 0 } else { kept::BUDGET }),
+        streams: if shard.count > 1 {
+            stream::Streams::default()
+        } else {
+            stream::Streams::open(&plan, &work, &tables)
+        },
         committer: crate::store::commit::Committer::start(),
         progress,
     };

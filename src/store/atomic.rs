@@ -56,6 +56,15 @@ pub fn stage(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io:
 }
 
 impl Staged {
+    /// A second handle on the temporary, for a writer that fills it over
+    /// time (`parquet::Streamed`); `commit` syncs what it wrote.
+    pub fn handle(&self) -> io::Result<File> {
+        self.file
+            .as_ref()
+            .expect("a staged file is open until renamed")
+            .try_clone()
+    }
+
     /// Where the file goes.
     pub fn path(&self) -> &Path {
         &self.path

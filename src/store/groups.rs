@@ -19,6 +19,7 @@ use parquet::arrow::arrow_writer::{
 use parquet::arrow::ArrowWriter;
 use parquet::errors::Result;
 use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
 use rayon::prelude::*;
 
 /// Writes `batches` as a Parquet file of row groups of at most the rows
@@ -69,7 +70,7 @@ pub fn write<W: Write + Send, E: From<parquet::errors::ParquetError>>(
 /// column of each group, appends them to the file in order and empties
 /// the list; returns how many there were.
 fn flush<W: Write + Send>(
-    file: &mut parquet::file::writer::SerializedFileWriter<W>,
+    file: &mut SerializedFileWriter<W>,
     factory: &ArrowRowGroupWriterFactory,
     schema: &SchemaRef,
     first: usize,
@@ -127,15 +128,125 @@ fn encode(
     mut writers: Vec<ArrowColumnWriter>,
 ) -> Result<Vec<ArrowColumnChunk>> {
     for slice in slices {
-        let mut leaves = writers.iter_mut();
-        for leaf in compute_leaves(field, slice.column(index))? {
-            leaves
-                .next()
-                .expect("one writer per leaf column")
-                .write(&leaf)?;
-        }
+        feed(field, index, slice, &mut writers)?;
     }
     writers.into_iter().map(|w| w.close()).collect()
+}
+
+/// Feeds one slice of a field to its writers (one per leaf column).
+fn feed(
+    field: &Field,
+    index: usize,
+    slice: &RecordBatch,
+    writers: &mut [ArrowColumnWriter],
+) -> Result<()> {
+    let mut leaves = writers.iter_mut();
+    for leaf in compute_leaves(field, slice.column(index))? {
+        leaves
+            .next()
+            .expect("one writer per leaf column")
+            .write(&leaf)?;
+    }
+    Ok(())
+}
+
+/// A file written as its batches arrive, for a table whose rows come in
+/// over a long time (a grid's chunks, in order): the current row group's
+/// column writers are fed each batch as it comes and closed when the
+/// group is full, so the encoding is spread over the arrivals instead of
+/// waiting for the last one. The groups are cut, and their writers fed,
+/// exactly as `write` does, so the bytes are the same (a test compares).
+pub struct Appender<W: Write + Send> {
+    file: SerializedFileWriter<W>,
+    factory: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    group_rows: usize,
+    /// The current group: its index, its rows so far and, once it has
+    /// rows, its writers, grouped by field.
+    group: usize,
+    rows: usize,
+    writers: Vec<Vec<ArrowColumnWriter>>,
+}
+
+impl<W: Write + Send> Appender<W> {
+    pub fn new(out: W, schema: SchemaRef, props: WriterProperties) -> Result<Self> {
+        let group_rows = props.max_row_group_row_count().unwrap_or(usize::MAX);
+        let (file, factory) =
+            ArrowWriter::try_new(out, schema.clone(), Some(props))?.into_serialized_writer()?;
+        Ok(Appender {
+            file,
+            factory,
+            schema,
+            group_rows,
+            group: 0,
+            rows: 0,
+            writers: Vec::new(),
+        })
+    }
+
+    /// Encodes a batch into the current row group (closing each group it
+    /// fills); `parallel` feeds the fields as tasks on the rayon pool.
+    /// Call it with `parallel` off from a thread that holds a lock, since
+    /// a pool thread waiting for tasks may take up work that wants the lock.
+    pub fn push(&mut self, batch: &RecordBatch, parallel: bool) -> Result<()> {
+        let mut rest = batch.clone();
+        while rest.num_rows() > 0 {
+            let take = (self.group_rows - self.rows).min(rest.num_rows());
+            let slice = rest.slice(0, take);
+            rest = rest.slice(take, rest.num_rows() - take);
+            if self.writers.is_empty() {
+                let mut all = self.factory.create_column_writers(self.group)?.into_iter();
+                for field in self.schema.fields() {
+                    let n = leaves(field.data_type());
+                    self.writers.push(all.by_ref().take(n).collect());
+                }
+            }
+            let schema = &self.schema;
+            let one = |(f, writers): (usize, &mut Vec<ArrowColumnWriter>)| {
+                feed(&schema.fields()[f], f, &slice, writers)
+            };
+            if parallel {
+                self.writers.par_iter_mut().enumerate().try_for_each(one)?;
+            } else {
+                self.writers.iter_mut().enumerate().try_for_each(one)?;
+            }
+            self.rows += take;
+            if self.rows == self.group_rows {
+                self.close_group(parallel)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the current group's writers and appends its column chunks.
+    fn close_group(&mut self, parallel: bool) -> Result<()> {
+        let writers = std::mem::take(&mut self.writers);
+        let close = |ws: Vec<ArrowColumnWriter>| -> Result<Vec<ArrowColumnChunk>> {
+            ws.into_iter().map(|w| w.close()).collect()
+        };
+        let chunks: Vec<Vec<ArrowColumnChunk>> = if parallel {
+            writers.into_par_iter().map(close).collect::<Result<_>>()?
+        } else {
+            writers.into_iter().map(close).collect::<Result<_>>()?
+        };
+        let mut group = self.file.next_row_group()?;
+        for chunk in chunks.into_iter().flatten() {
+            chunk.append_to_row_group(&mut group)?;
+        }
+        group.close()?;
+        self.group += 1;
+        self.rows = 0;
+        Ok(())
+    }
+
+    /// Closes the last group (if it has rows) and the file.
+    pub fn finish(mut self, parallel: bool) -> Result<()> {
+        if self.rows > 0 {
+            self.close_group(parallel)?;
+        }
+        self.file.close()?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -219,10 +330,19 @@ mod tests {
                 &mut ours,
                 schema.clone(),
                 props(),
-                batches.into_iter().map(Ok),
+                batches.iter().cloned().map(Ok),
             )
             .unwrap();
             assert_eq!(ours, theirs, "batch sizes {sizes:?}");
+            // Appended batch by batch, the fields fed serially or in
+            // parallel by turns: the same bytes again.
+            let mut appended = Vec::new();
+            let mut a = Appender::new(&mut appended, schema.clone(), props()).unwrap();
+            for (i, b) in batches.iter().enumerate() {
+                a.push(b, i % 2 == 0).unwrap();
+            }
+            a.finish(true).unwrap();
+            assert_eq!(appended, theirs, "appended, batch sizes {sizes:?}");
         }
     }
 }

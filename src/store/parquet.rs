@@ -373,6 +373,57 @@ pub fn stage_as(
     }
 }
 
+/// A results file written as its batches arrive, over a long time, into
+/// its temporary sibling (see `groups::Appender`): its bytes are what
+/// `write` makes of the same batches, and `finish` puts it in place as
+/// `write` does. Dropped unfinished, the temporary goes.
+pub struct Streamed {
+    appender: super::groups::Appender<File>,
+    staged: super::atomic::Staged,
+}
+
+impl Streamed {
+    pub fn create(
+        path: &Path,
+        columns: &[Column],
+        kv: &[(String, String)],
+    ) -> Result<Streamed, StoreError> {
+        let staged = super::atomic::stage(path, |_| Ok(()))?;
+        let appender = super::groups::Appender::new(
+            staged.handle()?,
+            arrow_schema(columns),
+            properties(columns, kv, Codec::Results),
+        )?;
+        Ok(Streamed { appender, staged })
+    }
+
+    /// Encodes a batch; `parallel` as `groups::Appender::push` says.
+    pub fn push(&mut self, batch: &Batch, parallel: bool) -> Result<(), StoreError> {
+        Ok(self.appender.push(&batch.0, parallel)?)
+    }
+
+    /// Encodes the rest of the batches (the fields as parallel tasks),
+    /// then closes the file and puts it in place; on an error the
+    /// temporary goes and nothing is replaced.
+    pub fn extend(
+        mut self,
+        batches: impl IntoIterator<Item = Result<Batch, StoreError>>,
+    ) -> Result<(), StoreError> {
+        for b in batches {
+            self.push(&b?, true)?;
+        }
+        self.finish()
+    }
+
+    /// Closes the file and puts it in place (synced, as `write` does).
+    pub fn finish(self) -> Result<(), StoreError> {
+        let path = self.staged.path().to_path_buf();
+        self.appender.finish(true)?;
+        self.staged.commit()?;
+        Ok(super::atomic::sync_dir(&path)?)
+    }
+}
+
 /// A table as the bytes of a Parquet file, for writing with others.
 pub fn to_bytes(
     columns: &[Column],
