@@ -8,6 +8,9 @@
 //!
 //! Why: assembling a grid's final tables was one thread compressing the
 //! largest table while the other core waited.
+//!
+//! `Appender` writes the same file group by group as its rows arrive,
+//! for a table whose rows come in over a long time.
 
 use std::io::Write;
 
