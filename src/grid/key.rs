@@ -33,13 +33,7 @@ pub fn run_key(model: &dyn crate::model::DynModel, p: &Resolved) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grid::Plan;
-    use crate::manifest::Manifest;
-
-    fn plan(text: &str) -> Plan {
-        let m = Manifest::parse("test.toml", text, &crate::model::Registry::builtin()).unwrap();
-        Plan::new(m).unwrap()
-    }
+    use crate::grid::tests::plan;
 
     #[test]
     fn run_keys_depend_on_every_resolved_parameter_only() {

@@ -301,11 +301,13 @@ impl Plan {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn plan(text: &str) -> Plan {
+    /// A plan from a manifest's text (for this module's tests and its
+    /// submodules').
+    pub(in crate::grid) fn plan(text: &str) -> Plan {
         let m = Manifest::parse("test.toml", text, &crate::model::Registry::builtin()).unwrap();
         Plan::new(m).unwrap()
     }
