@@ -25,9 +25,7 @@ pub fn run_key(model: &dyn crate::model::DynModel, p: &Resolved) -> String {
             text.push('\n');
         }
     }
-    let mut key = crate::manifest::sha256_hex(text.as_bytes());
-    key.truncate(16);
-    key
+    crate::manifest::sha256_hex_prefix(text.as_bytes(), 16)
 }
 
 #[cfg(test)]

@@ -82,9 +82,15 @@ pub struct ManifestError {
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
+    sha256_hex_prefix(bytes, 64)
+}
+
+/// The first `digits` (even, at most 64) hex digits of `sha256_hex`,
+/// writing out only those.
+pub fn sha256_hex_prefix(bytes: &[u8], digits: usize) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(64);
-    for b in Sha256::digest(bytes) {
+    let mut s = String::with_capacity(digits);
+    for b in &Sha256::digest(bytes)[..digits / 2] {
         s.push(HEX[usize::from(b >> 4)] as char);
         s.push(HEX[usize::from(b & 15)] as char);
     }

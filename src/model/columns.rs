@@ -170,6 +170,20 @@ impl ColumnValues {
         }
     }
 
+    /// Room for `rows` more cells without reallocating.
+    pub fn reserve(&mut self, rows: usize) {
+        match &mut self.cells {
+            Cells::Bool(v) => v.reserve(rows),
+            Cells::Int(v) => v.reserve(rows),
+            Cells::Float(v) => v.reserve(rows),
+            Cells::Str(v) => v.reserve(rows),
+            Cells::IntList(v) => v.reserve(rows),
+        }
+        if let Some(v) = &mut self.valid {
+            v.reserve(rows);
+        }
+    }
+
     /// Moves `other`'s cells (a column of the same declaration) after these.
     fn append(&mut self, other: ColumnValues) {
         match (&mut self.cells, other.cells) {
@@ -214,6 +228,13 @@ impl Columns {
 
     pub fn rows(&self) -> usize {
         self.rows
+    }
+
+    /// Room for `rows` more rows without reallocating.
+    pub fn reserve(&mut self, rows: usize) {
+        for c in &mut self.columns {
+            c.reserve(rows);
+        }
     }
 
     pub fn is_empty(&self) -> bool {

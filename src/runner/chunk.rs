@@ -35,6 +35,9 @@ pub fn belongs(m: &FileMeta, plan: &Plan, table: &str, chunk: u64) -> bool {
         && m.digest.is_some()
 }
 
+/// The most rows a chunk's table is given room for after its first run.
+const RESERVE_ROWS: usize = 1 << 16;
+
 /// The runs of a chunk whose identities failed, with why.
 pub(super) type Failures = Vec<(u64, String)>;
 
@@ -60,7 +63,9 @@ pub(super) fn run(plan: &Plan, job: &Job, chunk: u64) -> Result<Option<Failures>
     let mut logs = policies.chunk(chunk).map_err(|e| RunError::Policy {
         message: format!("the record log cannot be read: {e}"),
     })?;
-    for id in plan.chunk_runs(chunk) {
+    let ids = plan.chunk_runs(chunk);
+    let (first, count) = (ids.start, ids.end - ids.start);
+    for id in ids {
         if interrupted() {
             return Ok(None);
         }
@@ -75,6 +80,15 @@ pub(super) fn run(plan: &Plan, job: &Job, chunk: u64) -> Result<Option<Failures>
         if let Some(why) = policies.stopped() {
             // The run was cut short; answers had so far are in the log.
             return stopped(why);
+        }
+        if id == first {
+            // Runs of a grid give tables of similar sizes: room for the
+            // rest like the first saves growing each column a dozen times.
+            // Capped, since a first run may be far larger than the others.
+            let rest = (count - 1) as usize;
+            for t in &mut rows {
+                t.reserve((t.rows() * rest).min(RESERVE_ROWS));
+            }
         }
         if let Some(v) = failed {
             failures.push((id, v));
