@@ -1,0 +1,144 @@
+//! The verdict of each paired comparison and the sentence that states
+//! it: the p-values adjusted over the whole table, the effect with its
+//! bootstrap interval, and how p-values are printed.
+
+use super::pairs::Pending;
+use super::{Comparator, CompareRow, Setup};
+use crate::analysis::stats::{bootstrap_mean, mean};
+use crate::analysis::verdict::{verdict, Case};
+
+impl Setup<'_> {
+    /// The table's rows, in the order the comparisons were made.
+    pub(super) fn rows(&self, pending: &[Pending]) -> Vec<CompareRow> {
+        let Setup {
+            d,
+            baseline,
+            cmp,
+            a,
+            testing,
+            ..
+        } = *self;
+        let (_, gates) = self.flip_below();
+        // Each family: the rows that have the value, adjusted together.
+        let adjusted = |get: &dyn Fn(&Pending) -> Option<f64>| -> (Vec<Option<f64>>, usize) {
+            let raw: Vec<f64> = pending.iter().filter_map(get).collect();
+            let mut adj = testing.adjust.apply(&raw).into_iter();
+            let out = pending
+                .iter()
+                .map(|q| get(q).map(|_| adj.next().expect("one per value")))
+                .collect();
+            (out, raw.len())
+        };
+        let (p_adj, family) = adjusted(&|q| q.p);
+        let (fisher_adj, fisher_family) = adjusted(&|q| q.fisher);
+        let mut rows = Vec::with_capacity(pending.len());
+        for (k, q) in pending.iter().enumerate() {
+            let (s, v) = (q.s, q.v);
+            let variant = &d.variants[v];
+            let knob = d.not_applied.get(&(v, s)).copied();
+            let bound = format!("on {}, by {}", q.scenario, cmp.name());
+            let fell_back = a.fallbacks.map_or((0, 0), |f| {
+                q.pairs
+                    .iter()
+                    .fold((0, 0), |(x, r), &(ri, xi)| (x + f[xi], r + f[ri]))
+            });
+            let outflipped = fisher_adj[k].is_some_and(|p| p < testing.alpha);
+            let out = verdict(&Case {
+                baseline,
+                arm: &variant.label,
+                placebo: &q.placebo,
+                stats: &q.stats,
+                band_gates: gates,
+                not_applied: knob,
+                fell_back,
+                bound: &bound,
+                placebo_outflipped: outflipped,
+            });
+            let effect = a.metric.map(|(name, m)| {
+                let diffs: Vec<f64> = q.pairs.iter().map(|&(r, x)| m[x] - m[r]).collect();
+                let (lo, hi) = bootstrap_mean(&diffs, &[s as u64, v as u64]);
+                (name, mean(&diffs), lo, hi)
+            });
+            let mut claim = out.claim;
+            if let (Some(p), Some(adj)) = (q.p, p_adj[k]) {
+                let test = match cmp {
+                    Comparator::Metric { .. } => {
+                        "Sign-flip permutation test of the per-seed differences"
+                    }
+                    Comparator::Outcome { .. } => {
+                        "Exact sign test of the per-seed differences in the effect metric"
+                    }
+                };
+                claim += &format!(
+                    " {test}: p {} ({} {}).",
+                    p_is(p),
+                    show_p(adj),
+                    testing.adjust.describe(family)
+                );
+            }
+            if let Some(f) = fisher_adj[k] {
+                claim += &format!(
+                    " Baseline rule fisher: the arm's {}/{} flips against the placebo's {}/{}, one-sided Fisher p {} ({}){}.",
+                    q.stats.flips,
+                    q.stats.samples,
+                    q.placebo.flips,
+                    q.placebo.samples,
+                    p_is(f),
+                    testing.adjust.describe(fisher_family),
+                    if outflipped { ", so the placebo's flips do not void this verdict" } else { "" }
+                );
+            }
+            rows.push(CompareRow {
+                scenario: q.scenario.clone(),
+                arm: variant.label.clone(),
+                baseline: baseline.to_string(),
+                comparator: cmp.name().to_string(),
+                verdict: out.tier,
+                reason: out.reason,
+                claim,
+                flips: q.stats.flips as u64,
+                samples: q.stats.samples as u64,
+                similarity_mean: q.stats.mean,
+                similarity_sd: q.stats.sd,
+                similarity_min: q.stats.min,
+                placebo_flips: q.placebo.flips as u64,
+                floor: out.floor,
+                floor_gated: out.gated,
+                applied: knob.is_none() && fell_back == (0, 0),
+                not_applied_knob: knob.map(str::to_string),
+                effect_metric: effect.map(|e| e.0.to_string()),
+                effect_mean: effect.map(|e| e.1),
+                effect_ci_low: effect.map(|e| e.2),
+                effect_ci_high: effect.map(|e| e.3),
+                p_value: q.p,
+                p_adjusted: p_adj[k],
+                significant: p_adj[k].map(|p| p < testing.alpha),
+                adjustment: testing.adjust,
+                placebo_fisher_p: fisher_adj[k],
+            });
+        }
+        rows
+    }
+}
+
+/// A p-value as claims print it: three decimals, or two significant
+/// digits below 0.001.
+pub fn show_p(p: f64) -> String {
+    if p < 1e-300 {
+        "< 1e-300".into()
+    } else if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// "= 0.012" or "< 1e-300", after a "p".
+fn p_is(p: f64) -> String {
+    let shown = show_p(p);
+    if shown.starts_with('<') {
+        shown
+    } else {
+        format!("= {shown}")
+    }
+}

@@ -1,0 +1,180 @@
+//! `compare` on a results folder: the checks of the request, the values
+//! read from the runs table, and the comparator they make.
+
+use super::{compare, Answers, Comparator, CompareError, CompareRow, Testing};
+use crate::analysis::design::Design;
+
+/// What `compare` is asked.
+pub struct Request<'a> {
+    pub baseline: &'a str,
+    /// The metric compared and the effect size; the model's first
+    /// headline metric when `None`.
+    pub metric: Option<&'a str>,
+    /// A categorical outcome to compare instead of the metric.
+    pub outcome: Option<&'a str>,
+    pub flip_below: f64,
+    /// `--where`: the runs compared.
+    pub filter: Option<&'a str>,
+    pub testing: Testing,
+}
+
+/// The verdicts of a results folder, and the comparator they used.
+pub struct Report {
+    pub rows: Vec<CompareRow>,
+    /// The metric compared or measured as the effect, if any.
+    pub metric: Option<&'static str>,
+    pub comparator: Comparator,
+    /// What the baseline's noise was measured against.
+    pub placebo: String,
+}
+
+/// Reads what `compare` needs from a results folder and runs it.
+pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result<Report> {
+    use crate::Error;
+    if !(req.testing.alpha > 0.0 && req.testing.alpha < 1.0) {
+        return Err(Error::Usage(format!(
+            "--alpha {}: allowed 0 < alpha < 1 (0.05 is the default)",
+            req.testing.alpha
+        )));
+    }
+    if !(req.flip_below > 0.0 && req.flip_below <= 1.0) {
+        return Err(Error::Usage(format!(
+            "--flip-below {}: allowed 0 < x <= 1",
+            req.flip_below
+        )));
+    }
+    let model = results.model();
+    let plan = &results.plan;
+    let d = Design::kept(plan, req.filter)?;
+    // Under an outcome the metric is only the effect size, and only when
+    // asked for; otherwise it is what is compared.
+    let metric = match (req.outcome, req.metric) {
+        (Some(_), None) => None,
+        (_, asked) => Some(crate::analysis::summary::metric_or_default(
+            model, asked, "--metric",
+        )?),
+    };
+    let outcome = match req.outcome {
+        None => None,
+        Some(name) => {
+            let outcomes = model.outcomes();
+            let i = outcomes
+                .iter()
+                .position(|(n, _)| *n == name)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = outcomes.iter().map(|(n, _)| *n).collect();
+                    let allowed = if names.is_empty() {
+                        "none (this model defines no outcomes)".to_string()
+                    } else {
+                        names.join(", ")
+                    };
+                    Error::Usage(format!(
+                        "--outcome {name}: unknown outcome of model {}; allowed: {allowed}",
+                        model.name()
+                    ))
+                })?;
+            Some((i, outcomes[i].0))
+        }
+    };
+    let metric_values: Option<Vec<f64>> = match metric {
+        None => None,
+        Some(metric) => Some(
+            results.runs_columns(&[metric])?.remove(0)
+                .iter()
+                .enumerate()
+                .map(|(id, v)| match (d.place(id as u64), v.as_f64()) {
+                    (None, _) => Ok(f64::NAN),
+                    (Some(_), Some(x)) => Ok(x),
+                    (Some(_), None) => Err(Error::Usage(format!(
+                        "--metric {metric}: run {id} holds {v}; compare needs a number in every run it compares"
+                    ))),
+                })
+                .collect::<crate::Result<_>>()?,
+        ),
+    };
+    let classes: Option<Vec<String>> = match outcome {
+        None => None,
+        Some((i, _)) => {
+            let summaries = results.summary_rows()?;
+            let path = results.layout.table("runs").display().to_string();
+            let classify = |id: u64| {
+                model
+                    .classify(i, &plan.run(id).params, &summaries[id as usize])
+                    .map(str::to_string)
+                    .map_err(|source| Error::Record {
+                        path: path.clone(),
+                        source,
+                    })
+            };
+            Some(
+                (0..plan.total)
+                    .map(classify)
+                    .collect::<crate::Result<_>>()?,
+            )
+        }
+    };
+    let comparator = match (outcome, metric) {
+        (Some((_, name)), _) => Comparator::Outcome { name: name.into() },
+        (None, None) => unreachable!("without an outcome the metric is compared"),
+        (None, Some(metric)) => {
+            let bounded = |c: &crate::model::Column| match c.bounds {
+                crate::model::Bounds::Range(lo, hi) if hi > lo => Some((lo, hi)),
+                _ => None,
+            };
+            let columns = model.summary_columns();
+            let column = columns
+                .iter()
+                .find(|c| c.name == metric)
+                .expect("a summary column");
+            let (lo, hi) = bounded(column).ok_or_else(|| {
+                let allowed: Vec<&str> = columns
+                    .iter()
+                    .filter(|c| bounded(c).is_some())
+                    .map(|c| c.name)
+                    .collect();
+                CompareError::Unbounded {
+                    metric: metric.into(),
+                    allowed: allowed.join(", "),
+                }
+            })?;
+            Comparator::Metric {
+                name: metric.into(),
+                flip_below: req.flip_below,
+                lo,
+                hi,
+            }
+        }
+    };
+    let fallbacks: Option<Vec<u64>> = match plan.manifest.has_external() {
+        false => None,
+        true => Some(
+            results
+                .runs_columns(&["fallbacks"])?
+                .remove(0)
+                .iter()
+                .map(|v| v.as_f64().map_or(0, |x| x as u64))
+                .collect(),
+        ),
+    };
+    let answers = Answers {
+        metric: metric.zip(metric_values.as_deref()),
+        outcome: classes.as_deref(),
+        fallbacks: fallbacks.as_deref(),
+    };
+    let rows = compare(&d, req.baseline, &comparator, &answers, &req.testing)?;
+    let base = d.variant(req.baseline).expect("compare found it");
+    let placebo = match d.placebos[base] {
+        Some(p) => d.variants[p].label.clone(),
+        None => format!(
+            "{} itself: model {} has no replicate parameter, so a rerun of its runs is identical",
+            req.baseline,
+            model.name()
+        ),
+    };
+    Ok(Report {
+        rows,
+        metric,
+        comparator,
+        placebo,
+    })
+}

@@ -1,0 +1,265 @@
+//! `compare` without the I/O: given where each run sits (scenario, arm
+//! variant, seed) and its values, the verdict and paired effect of every arm
+//! against the baseline in every scenario. The pairing of runs and their
+//! tests live in `pairs`, the verdicts and their sentences in `claims`,
+//! and reading a results folder in `folder`.
+
+mod claims;
+mod folder;
+mod pairs;
+
+pub use claims::show_p;
+pub use folder::{run, Report, Request};
+
+use std::collections::HashMap;
+
+use super::design::Design;
+use super::multiplicity::Adjust;
+use super::verdict::{Reason, Tier};
+
+crate::words! {
+    /// When the baseline's own placebo flips: `zero` makes every verdict in
+    /// the scenario inconclusive; `fisher` only those whose arm does not
+    /// flip significantly more often than the placebo.
+    pub enum BaselineRule {
+        Zero = "zero",
+        Fisher = "fisher",
+    }
+}
+
+/// How a table's p-values are read.
+#[derive(Clone, Copy, Debug)]
+pub struct Testing {
+    pub adjust: Adjust,
+    pub rule: BaselineRule,
+    pub alpha: f64,
+}
+
+pub enum Comparator {
+    /// A metric with declared bounds [lo, hi]; similarity
+    /// 1 - |x - y| / (hi - lo), a flip below `flip_below`.
+    Metric {
+        name: String,
+        flip_below: f64,
+        lo: f64,
+        hi: f64,
+    },
+    /// A categorical outcome; any difference is a flip.
+    Outcome { name: String },
+}
+
+impl Comparator {
+    pub fn name(&self) -> &str {
+        match self {
+            Comparator::Metric { name, .. } | Comparator::Outcome { name } => name,
+        }
+    }
+}
+
+crate::record! {
+    /// One arm against the baseline in one scenario: a row of compare.csv.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CompareRow {
+        /// the scenario: common-axis values, seed and replicate aside
+        scenario: String,
+        /// the arm variant compared
+        arm: String,
+        /// the baseline variant
+        baseline: String,
+        /// the metric or outcome compared
+        comparator: String,
+        /// confirmed, inconclusive or not_confirmed
+        verdict: Tier,
+        /// the rule that decided
+        reason: Reason,
+        /// one sentence, bounded by the scenario and the comparator
+        claim: String,
+        /// seeds whose answer flipped against the baseline's
+        flips: u64,
+        /// paired seeds
+        samples: u64,
+        /// mean similarity to the baseline
+        similarity_mean: f64 [0.0, 1.0],
+        /// population standard deviation of the similarities
+        similarity_sd: f64,
+        /// lowest similarity
+        similarity_min: f64 [0.0, 1.0],
+        /// seeds on which the baseline's placebo flipped
+        placebo_flips: u64,
+        /// the placebo's lowest similarity (the null band's floor)
+        floor: f64 [0.0, 1.0],
+        /// whether the band decided the verdict
+        floor_gated: bool,
+        /// every run read what the arm declared
+        applied: bool,
+        /// the first knob the arm declared that a run did not read
+        not_applied_knob: Option<String>,
+        /// the metric of the paired effect; null under --outcome without --metric
+        effect_metric: Option<String>,
+        /// mean paired difference, arm - baseline
+        effect_mean: Option<f64>,
+        /// 95 % bootstrap interval, low end
+        effect_ci_low: Option<f64>,
+        /// 95 % bootstrap interval, high end
+        effect_ci_high: Option<f64>,
+        /// paired test of arm against baseline: sign-flip permutation (metric) or exact sign test (outcome, on the effect metric)
+        p_value: Option<f64>,
+        /// p_value adjusted over every row of the table
+        p_adjusted: Option<f64>,
+        /// p_adjusted below alpha
+        significant: Option<bool>,
+        /// holm, bh or none
+        adjustment: Adjust,
+        /// --baseline-rule fisher: one-sided Fisher p (adjusted) that the arm flips more than the placebo
+        placebo_fisher_p: Option<f64>,
+    }
+}
+
+/// Per-run answers, indexed by run_id: the metric (compared, or only
+/// measured as the paired effect under an outcome), and the outcome.
+pub struct Answers<'a> {
+    pub metric: Option<(&'a str, &'a [f64])>,
+    pub outcome: Option<&'a [String]>,
+    /// Per run: decisions an external policy did not give (0 for built-in
+    /// arms); none when no arm is external.
+    pub fallbacks: Option<&'a [u64]>,
+}
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CompareError {
+    #[error("--baseline {baseline}: no arm named '{baseline}'; arms here: {arms}")]
+    UnknownBaseline { baseline: String, arms: String },
+    #[error(
+        "no placebo runs for the baseline '{0}': add `placebo = true` to its [[arm]] in the manifest \
+         and run it again (into a new folder, or with --force); compare needs them to tell effects from noise"
+    )]
+    NoPlacebo(String),
+    #[error(
+        "{metric} of run {run} is {value}, outside its declared bounds [{lo}, {hi}]; \
+         run `witness verify` on the folder"
+    )]
+    OutOfBounds {
+        metric: String,
+        run: usize,
+        value: f64,
+        lo: f64,
+        hi: f64,
+    },
+    #[error(
+        "--metric {metric}: compare measures similarity on a bounded scale, and {metric} declares no bounds; \
+         allowed: {allowed}, or an --outcome"
+    )]
+    Unbounded { metric: String, allowed: String },
+    #[error(
+        "arm '{arm}' has no run for seed {seed} in scenario ({scenario}); arms must share seeds"
+    )]
+    MissingSeed {
+        arm: String,
+        seed: i64,
+        scenario: String,
+    },
+}
+
+/// What every comparison of one call shares: the design, the baseline and
+/// its placebo, the comparator and the answers, and each run's place.
+struct Setup<'a> {
+    d: &'a Design,
+    baseline: &'a str,
+    /// The baseline's variant and the variant whose runs are its placebo.
+    base: usize,
+    placebo: usize,
+    cmp: &'a Comparator,
+    a: &'a Answers<'a>,
+    testing: &'a Testing,
+    /// The run at (scenario, variant, design point, seed).
+    at: HashMap<(usize, usize, u64, i64), usize>,
+}
+
+impl Setup<'_> {
+    /// How alike runs `x` and `y` answered, from 0 to 1.
+    fn sim(&self, x: usize, y: usize) -> f64 {
+        let span = match self.cmp {
+            Comparator::Metric { lo, hi, .. } => hi - lo,
+            Comparator::Outcome { .. } => 1.0,
+        };
+        match (self.cmp, self.a.outcome, self.a.metric) {
+            (Comparator::Outcome { .. }, Some(o), _) => f64::from(u8::from(o[x] == o[y])),
+            (_, _, Some((_, m))) => 1.0 - (m[x] - m[y]).abs() / span,
+            _ => unreachable!("a metric comparator has its metric"),
+        }
+    }
+
+    /// The similarity below which a seed flips, and whether the placebo's
+    /// band may decide a verdict (only on a metric).
+    fn flip_below(&self) -> (f64, bool) {
+        match self.cmp {
+            Comparator::Metric { flip_below, .. } => (*flip_below, true),
+            Comparator::Outcome { .. } => (0.5, false),
+        }
+    }
+}
+
+pub fn compare(
+    d: &Design,
+    baseline: &str,
+    cmp: &Comparator,
+    a: &Answers,
+    testing: &Testing,
+) -> Result<Vec<CompareRow>, CompareError> {
+    let base = d.variant(baseline).ok_or_else(|| {
+        let labels: Vec<&str> = d
+            .variants
+            .iter()
+            .enumerate()
+            .filter(|(v, _)| !d.placebos.contains(&Some(*v)))
+            .map(|(_, v)| v.label.as_str())
+            .collect();
+        CompareError::UnknownBaseline {
+            baseline: baseline.into(),
+            arms: labels.join(", "),
+        }
+    })?;
+    // A model without a replicate parameter is a function of its seed:
+    // rerunning the baseline gives its own runs back, so they are its placebo.
+    let placebo = match (d.placebos[base], d.replicable) {
+        (Some(p), _) => p,
+        (None, false) => base,
+        (None, true) => return Err(CompareError::NoPlacebo(baseline.into())),
+    };
+    if let (Comparator::Metric { name, lo, hi, .. }, Some((_, values))) = (cmp, a.metric) {
+        if let Some((id, x)) = values
+            .iter()
+            .enumerate()
+            .find(|(id, x)| d.place(*id as u64).is_some() && !(*lo..=*hi).contains(*x))
+        {
+            return Err(CompareError::OutOfBounds {
+                metric: name.clone(),
+                run: id,
+                value: *x,
+                lo: *lo,
+                hi: *hi,
+            });
+        }
+    }
+    let mut at: HashMap<(usize, usize, u64, i64), usize> = HashMap::new();
+    for (id, p) in d.places.iter().enumerate() {
+        if let Some(p) = p {
+            at.insert((p.scenario, p.variant, p.point, p.seed), id);
+        }
+    }
+    let setup = Setup {
+        d,
+        baseline,
+        base,
+        placebo,
+        cmp,
+        a,
+        testing,
+        at,
+    };
+    // First every comparison and its raw p-values, then the adjustment over
+    // the whole table, then the verdicts (the Fisher rule needs adjusted p).
+    let mut pending = setup.pending()?;
+    setup.test(&mut pending);
+    Ok(setup.rows(&pending))
+}
