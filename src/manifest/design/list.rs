@@ -1,0 +1,202 @@
+//! `kind = "list"`: points written in the manifest or read from a CSV
+//! file beside it, each checked against its parameters.
+
+use toml::Spanned;
+
+use super::{RawDesign, RawPoints, Source};
+use crate::design::Design;
+use crate::manifest::{claim, Ctx, ManifestError};
+use crate::params::{parse_word, ParamId, ParamSpec};
+
+/// `kind = "list"`: `points = [{ ... }, ...]` or `file = "points.csv"`.
+pub(super) fn list(
+    cx: &Ctx,
+    specs: &[ParamSpec],
+    d: &RawDesign,
+    span: std::ops::Range<usize>,
+    taken: &mut Vec<ParamId>,
+) -> Result<(Option<Design>, Option<Source>), ManifestError> {
+    match (&d.points, &d.file) {
+        (Some(p), None) => {
+            let rows: RawPoints = p
+                .get_ref()
+                .iter()
+                .map(|row| {
+                    row.0
+                        .iter()
+                        .map(|(k, v)| (k.get_ref().clone(), v.get_ref().clone()))
+                        .collect()
+                })
+                .collect();
+            let design = points(cx, specs, &rows, p.span(), "points", false, taken)?;
+            Ok((Some(design), None))
+        }
+        (None, Some(f)) => {
+            let (rows, source) = csv_points(cx, f)?;
+            let design = points(cx, specs, &rows, f.span(), &f.get_ref().clone(), true, taken)?;
+            Ok((Some(design), Some(source)))
+        }
+        (Some(p), Some(_)) => Err(cx.err(
+            p.span(),
+            "[design] kind = \"list\" takes `points` or `file`, not both; keep one",
+        )),
+        (None, None) => Err(cx.err(
+            span,
+            "[design] kind = \"list\" needs its points: points = [{ gain = 3.0 }, ...] or file = \"points.csv\"",
+        )),
+    }
+}
+
+/// Checks the listed points: every point sets the same parameters, each
+/// value accepted by its parameter.
+fn points(
+    cx: &Ctx,
+    specs: &[ParamSpec],
+    rows: &[Vec<(String, toml::Value)>],
+    span: std::ops::Range<usize>,
+    origin: &str,
+    from_file: bool,
+    taken: &mut Vec<ParamId>,
+) -> Result<Design, ManifestError> {
+    let first = rows.first().ok_or_else(|| {
+        cx.err(
+            span.clone(),
+            format!("[design] {origin}: no points; list at least one"),
+        )
+    })?;
+    let mut params = Vec::new();
+    for (k, _) in first {
+        let spanned = Spanned::new(span.clone(), k.clone());
+        let id = claim(cx, specs, &spanned, taken, "design")?;
+        params.push((id, id.spec(specs).name));
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for (n, row) in rows.iter().enumerate() {
+        let mut keys: Vec<&str> = row.iter().map(|(k, _)| k.as_str()).collect();
+        let mut want: Vec<&str> = first.iter().map(|(k, _)| k.as_str()).collect();
+        keys.sort_unstable();
+        want.sort_unstable();
+        if keys != want {
+            return Err(cx.err(
+                span.clone(),
+                format!(
+                    "[design] {origin}: point {} sets {}, but the first point sets {}; every point sets the same parameters",
+                    n + 1,
+                    keys.join(", "),
+                    want.join(", ")
+                ),
+            ));
+        }
+        let mut point = Vec::with_capacity(params.len());
+        for (id, name) in &params {
+            let raw = &row.iter().find(|(k, _)| k == name).expect("keys checked").1;
+            let v = id.spec(specs).accept(raw).map_err(|e| {
+                // A file's points are its lines after the header.
+                let line = if from_file {
+                    format!(" (line {})", n + 2)
+                } else {
+                    String::new()
+                };
+                cx.err(
+                    span.clone(),
+                    format!("[design] {origin}: point {}{line}: {e}", n + 1),
+                )
+            })?;
+            point.push(v);
+        }
+        out.push(point);
+    }
+    Ok(Design::list(params, out))
+}
+
+/// Why a path inside the results folder is witness's own, if it is: the
+/// copy of a points file must not collide with what `run` and the
+/// analysis verbs write there.
+fn reserved(parts: &[String]) -> Option<&'static str> {
+    const FOLDERS: &[&str] = &["parts", "plots", "policy-log", "policy-logs"];
+    const FILES: &[&str] = &[
+        "manifest.toml",
+        "summary.csv",
+        "compare.csv",
+        "rank.csv",
+        "sensitivity.csv",
+        "search.csv",
+        "report.html",
+    ];
+    let first = parts[0].as_str();
+    if parts.iter().any(|p| p.starts_with('.')) {
+        Some("hidden names are witness's temporaries and staging folders")
+    } else if FOLDERS.contains(&first) {
+        Some("that folder is one witness writes in a results folder")
+    } else if parts.len() == 1
+        && (FILES.contains(&first) || first.ends_with(".parquet") || first.ends_with(".json"))
+    {
+        Some("that name is one witness writes in a results folder")
+    } else {
+        None
+    }
+}
+
+/// Reads a CSV of points beside the manifest: a header of parameter names,
+/// then one point per line, each cell written as in a manifest or bare.
+fn csv_points(cx: &Ctx, f: &Spanned<String>) -> Result<(RawPoints, Source), ManifestError> {
+    let written = f.get_ref().clone();
+    let rel = std::path::Path::new(&written);
+    let parts: Option<Vec<String>> = rel
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .map(|c| match c {
+            std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    let Some(parts) = parts.filter(|p| !p.is_empty() && rel.is_relative()) else {
+        return Err(cx.err(
+            f.span(),
+            format!("[design] file = {written:?}: give a path inside the manifest's folder (relative, no `..`), so the results folder can keep a copy"),
+        ));
+    };
+    if let Some(why) = reserved(&parts) {
+        return Err(cx.err(
+            f.span(),
+            format!("[design] file = {written:?}: {why}, and the results folder keeps a copy of the points under the same name; rename it, e.g. points.csv or design/points.csv"),
+        ));
+    }
+    let name = parts.join("/");
+    let path = cx.folder.join(rel);
+    let bytes = std::fs::read(&path).map_err(|e| {
+        cx.err(
+            f.span(),
+            format!(
+                "[design] file = {name:?}: cannot read {}: {e}",
+                path.display()
+            ),
+        )
+    })?;
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(&bytes[..]);
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| cx.err(f.span(), format!("[design] {}: {e}", path.display())))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let mut rows = Vec::new();
+    for (n, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| {
+            cx.err(
+                f.span(),
+                format!("[design] {}: line {}: {e}", path.display(), n + 2),
+            )
+        })?;
+        rows.push(
+            header
+                .iter()
+                .zip(record.iter())
+                .map(|(k, cell)| (k.clone(), parse_word(cell)))
+                .collect(),
+        );
+    }
+    Ok((rows, Source { name, bytes }))
+}
