@@ -201,7 +201,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The digest of a block: its chunks' digests, in order.
 /// Each column's encoded width, when every row of `t` encodes to the
 /// same length: no null cell, no text, no lists.
 fn fixed_widths(t: &Columns) -> Option<Vec<usize>> {
@@ -220,6 +219,7 @@ fn fixed_widths(t: &Columns) -> Option<Vec<usize>> {
         .collect()
 }
 
+/// The digest of a block: its chunks' digests, in order.
 pub fn combine<'a>(chunks: impl IntoIterator<Item = &'a str>) -> String {
     let mut h = Xxh3::new();
     for c in chunks {
