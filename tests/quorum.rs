@@ -203,3 +203,93 @@ proptest! {
         prop_assert!(run.violation.is_none(), "{:?}", run.violation);
     }
 }
+
+/// A grid of quorum runs wide enough to reach every part of the count:
+/// each graph family (and a denser modular graph and a hub graph of few,
+/// large hubs, whose members hear many senders), both counts, several
+/// thresholds, windows short and long, caps and evidence, both truths, and
+/// a check delay that varies with the seed.
+fn pinned_configs() -> Vec<(String, Config)> {
+    let graphs: [(&str, &[(&str, Value)]); 6] = [
+        ("ring", &[]),
+        ("small_world", &[]),
+        ("modular", &[]),
+        ("modular", &[("module_links", Value::Int(12))]),
+        ("hub", &[]),
+        (
+            "hub",
+            &[
+                ("hub_fraction", Value::Float(0.01)),
+                ("hub_links", Value::Int(3)),
+            ],
+        ),
+    ];
+    let mut out = Vec::new();
+    for (g, (graph, extra)) in graphs.iter().enumerate() {
+        for count in ["senders", "roots"] {
+            for threshold in [1, 2, 3] {
+                for window in [1, 3, 40] {
+                    for (evidential, cap) in [(false, None), (true, None), (false, Some(2))] {
+                        for truth in [false, true] {
+                            let seed = out.len() as i64 + 1;
+                            let label = format!(
+                                "{graph}{g} {count} threshold={threshold} window={window} \
+                                 evidential={evidential} cap={cap:?} truth={truth} seed={seed}"
+                            );
+                            let mut sets = vec![
+                                ("graph", s(graph)),
+                                ("count", s(count)),
+                                ("threshold", Value::Int(threshold)),
+                                ("window", Value::Int(window)),
+                                ("require_evidential", Value::Bool(evidential)),
+                                ("refutation_cap", cap.map_or(Value::Null, Value::Int)),
+                                ("truth", Value::Bool(truth)),
+                                ("seed", Value::Int(seed)),
+                                ("check_delay", Value::Int(seed % 3)),
+                                ("population", Value::Int(150)),
+                                ("rounds", Value::Int(30)),
+                            ];
+                            sets.extend(extra.iter().cloned());
+                            out.push((label, config(&sets)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Each pinned run's trajectory and final agents, hashed.
+fn pinned_digest(cfg: &Config) -> String {
+    let run = simulate(cfg, Parallelism::Sequential);
+    let text = format!("{:?}\n{:?}", run.trajectory, run.agents);
+    witness::manifest::sha256_hex_prefix(text.as_bytes(), 16)
+}
+
+/// The quorum policy has no independent golden vectors, so its runs are
+/// pinned to the digests the engine gave before its memory was redesigned
+/// (tests/fixtures/quorum-pins.txt, written by this test with
+/// `WITNESS_WRITE_PINS=1` at commit 6bb589a): a change to how the memory
+/// is kept must leave every one of them as it was.
+#[test]
+fn quorum_runs_match_their_pinned_digests() {
+    let path = format!(
+        "{}/tests/fixtures/quorum-pins.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let lines: Vec<String> = pinned_configs()
+        .iter()
+        .map(|(label, cfg)| format!("{} {label}", pinned_digest(cfg)))
+        .collect();
+    if std::env::var_os("WITNESS_WRITE_PINS").is_some() {
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        return;
+    }
+    let pinned = std::fs::read_to_string(&path).unwrap();
+    let pinned: Vec<&str> = pinned.lines().collect();
+    assert_eq!(pinned.len(), lines.len(), "one pin per configuration");
+    for (want, got) in pinned.iter().zip(&lines) {
+        assert_eq!(*want, got, "a pinned quorum run changed");
+    }
+}
