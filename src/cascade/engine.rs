@@ -20,8 +20,8 @@ use super::external::{self, Decide};
 use super::graph::Graph;
 use super::ledger::{Ledger, PROBE, REPORT};
 use super::metrics::{self, Counters, Snapshot, Tally};
-use super::quorum::Memory;
 pub use super::quorum::Retention;
+use super::quorum::{Ballot, Memory};
 use super::round::{current, Own, Round, Shared};
 use crate::model::{PolicyFailure, Violation};
 use crate::rng::{key, tag, Stream};
@@ -127,6 +127,7 @@ fn simulate_full(
         Parallelism::Parallel => true,
     };
     let beliefs = LedgerBeliefs::new(cfg.policy, cfg.truth);
+    let ballot = Ballot::new(&cfg.quorum, cfg.truth);
     let mut events = cfg.corrections.iter().enumerate().peekable();
     for r in 1..=cfg.rounds {
         while let Some((e, _)) = events.next_if(|(_, &round)| round == r) {
@@ -203,6 +204,7 @@ fn simulate_full(
             ledger: &prev.ledger,
             retention,
             beliefs: &beliefs,
+            ballot: &ballot,
         };
         let step = |(c, chunk)| round.chunk(c, chunk);
         let add = |(d1, t1): (Counters, _), (d2, t2): (Counters, _)| (d1 + d2, t1 + t2);

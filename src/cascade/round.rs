@@ -8,7 +8,7 @@ use super::engine::{ground, request_check, Agent, CHUNK, NOT_PENDING, SLOTS};
 use super::graph::Graph;
 use super::ledger::Ledger;
 use super::metrics::{Counters, Tally};
-use super::quorum::{Memory, Retention};
+use super::quorum::{Ballot, Memory, Retention};
 use crate::rng::{extend, Stream};
 
 /// What neighbours read, one buffer per snapshot.
@@ -86,6 +86,7 @@ pub(super) struct Round<'a> {
     pub ledger: &'a [Ledger],
     pub retention: Retention,
     pub beliefs: &'a LedgerBeliefs,
+    pub ballot: &'a Ballot,
 }
 
 /// The policies the round loop is compiled for, one copy each, so no
@@ -182,16 +183,11 @@ impl Round<'_> {
             let j = nb[s.below(nb.len() as u64) as usize] as usize;
             *h = j;
             a.ledger.merge(&self.ledger[j]);
-            if K == QUORUM {
-                memory.write(
-                    j as u32,
-                    r,
-                    self.p[j],
-                    &self.ledger[j],
-                    cfg.quorum.window,
-                    self.retention,
-                );
-            }
+        }
+        // A checked agent stays checked and never reads its memory again,
+        // so only the literal table (kept to prove that) still records it.
+        if K == QUORUM && (!a.checked || self.retention == Retention::KeepAll) {
+            self.remember(r, &heard, memory);
         }
         if a.checked {
             return;
@@ -204,7 +200,20 @@ impl Round<'_> {
                 clip(0.55 * a.p + 0.45 * social)
             }
             LEDGER_ONLY => self.beliefs.of(&a.ledger),
-            _ => clip(0.55 * a.p + 0.45 * memory.target(r, &cfg.quorum, cfg.truth)),
+            _ => clip(0.55 * a.p + 0.45 * memory.target(r, &cfg.quorum)),
         };
+    }
+
+    /// The quorum policy's record of the round's reads, in the order heard:
+    /// what each sender's snapshot state counts for.
+    #[inline]
+    fn remember(&self, r: u32, heard: &[usize; SLOTS], memory: &mut Memory) {
+        if self.retention == Retention::Prune {
+            memory.expire(r, self.cfg.quorum.window);
+        }
+        for &j in heard {
+            let vote = self.ballot.vote(self.p[j], &self.ledger[j]);
+            memory.write(j as u32, r, vote);
+        }
     }
 }
