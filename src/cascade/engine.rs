@@ -20,9 +20,8 @@ use super::external::{self, Decide};
 use super::graph::Graph;
 use super::ledger::{Ledger, PROBE, REPORT};
 use super::metrics::{self, Counters, Snapshot, Tally};
-pub use super::quorum::Retention;
-use super::quorum::{Ballot, Memory};
-use super::round::{current, Own, Round, Shared};
+use super::quorum::{self, Ballot};
+use super::round::{current, memory_chunks, Own, Round, Shared};
 use crate::model::{PolicyFailure, Violation};
 use crate::rng::{key, tag, Stream};
 
@@ -67,28 +66,17 @@ pub struct Run {
 }
 
 pub fn simulate(cfg: &Config, parallelism: Parallelism) -> Run {
-    simulate_with(cfg, parallelism, Retention::Prune)
-}
-
-/// `simulate` with a choice of how the quorum memory is kept (the result is
-/// the same either way; tests compare them).
-pub fn simulate_with(cfg: &Config, parallelism: Parallelism, retention: Retention) -> Run {
-    simulate_full(cfg, parallelism, retention, None)
+    simulate_full(cfg, parallelism, None)
 }
 
 /// A run whose agents' moves (under `policy = "external"`) are asked of
 /// `decide`. When it fails, the run stops at that round: the rounds before
 /// are in the trajectory, and the caller knows the failure.
 pub fn simulate_deciding(cfg: &Config, decide: &mut Decide) -> Run {
-    simulate_full(cfg, Parallelism::Sequential, Retention::Prune, Some(decide))
+    simulate_full(cfg, Parallelism::Sequential, Some(decide))
 }
 
-fn simulate_full(
-    cfg: &Config,
-    parallelism: Parallelism,
-    retention: Retention,
-    mut decide: Option<&mut Decide>,
-) -> Run {
+fn simulate_full(cfg: &Config, parallelism: Parallelism, mut decide: Option<&mut Decide>) -> Run {
     let n = cfg.population;
     let graph = Graph::build(cfg.seed, cfg.graph, n, &cfg.graph_params);
     let start = round_zero(cfg);
@@ -96,9 +84,9 @@ fn simulate_full(
     let mut prev = Shared::of(&start);
     drop(start);
     let mut next = prev.clone();
-    // Only the quorum policy writes here; for the others every table stays
-    // empty (no heap), which keeps one code path for all policies.
-    let mut memory: Vec<Memory> = vec![Memory::default(); n];
+    // Only the quorum policy remembers; for the others the memory is
+    // empty, which keeps one code path for all policies.
+    let mut memory = quorum::memory(cfg.policy == Policy::Quorum, graph.edge_ends());
     let mut totals = Counters::default();
     let mut trajectory = Vec::with_capacity(cfg.rounds as usize + 1);
     let mut interventions = Vec::new();
@@ -202,7 +190,6 @@ fn simulate_full(
             graph: &graph,
             p: &prev.p,
             ledger: &prev.ledger,
-            retention,
             beliefs: &beliefs,
             ballot: &ballot,
         };
@@ -216,7 +203,7 @@ fn simulate_full(
                         .par_chunks_mut(CHUNK)
                         .zip(next.ledger.par_chunks_mut(CHUNK))
                         .zip(own.par_chunks_mut(CHUNK))
-                        .zip(memory.par_chunks_mut(CHUNK))
+                        .zip(memory_chunks(&mut memory, &graph, n).into_par_iter())
                         .enumerate()
                         .map(step)
                         .reduce(Default::default, add)
@@ -228,7 +215,7 @@ fn simulate_full(
                 .chunks_mut(CHUNK)
                 .zip(next.ledger.chunks_mut(CHUNK))
                 .zip(own.chunks_mut(CHUNK))
-                .zip(memory.chunks_mut(CHUNK))
+                .zip(memory_chunks(&mut memory, &graph, n))
                 .enumerate()
                 .map(step)
                 .fold(Default::default(), add);

@@ -146,6 +146,18 @@ impl Graph {
         &self.neighbours[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
+    /// Where node `i`'s list starts among all the lists (node `n` gives
+    /// their total length).
+    #[inline]
+    pub fn offset(&self, i: usize) -> usize {
+        self.offsets[i] as usize
+    }
+
+    /// Every node's list laid end to end: each edge twice.
+    pub fn edge_ends(&self) -> usize {
+        self.neighbours.len()
+    }
+
     pub fn degree(&self, i: usize) -> usize {
         (self.offsets[i + 1] - self.offsets[i]) as usize
     }

@@ -72,26 +72,44 @@ impl Ballot {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Entry {
-    sender: u32,
-    round: u32,
-    vote: Vote,
+/// What an agent remembers of one neighbour: the round of its latest read
+/// and what that read counts for. A neighbour is the only sender an agent
+/// can read, and a newer read replaces an older one, so one slot per
+/// neighbour is the whole never-reset table, with no search and nothing to
+/// drop (a dead slot is skipped when counted). Round 0 comes before any
+/// read, and its vote counts nothing. The round sits above the vote's 8
+/// bits, so a slot is 4 bytes: memory grows with the edges.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Slot(u32);
+
+/// The most rounds a slot can hold.
+pub const MAX_ROUND: u32 = (1 << 24) - 1;
+
+impl Slot {
+    /// A read made in round `r` that counts for `vote`.
+    #[inline]
+    pub fn read(r: u32, vote: Vote) -> Slot {
+        debug_assert!(r <= MAX_ROUND, "round {r} fits a slot");
+        Slot(r << 8 | u32::from(vote.0))
+    }
+
+    fn round(self) -> u32 {
+        self.0 >> 8
+    }
+
+    fn vote(self) -> u8 {
+        self.0 as u8
+    }
 }
 
-/// How long entries are kept. An entry older than the window can never be
-/// live again (rounds only grow) and a newer read of its sender replaces it
-/// anyway, so dropping it changes nothing; `KeepAll` is the literal
-/// "never reset" table, kept to prove that.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Retention {
-    Prune,
-    KeepAll,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Memory {
-    entries: Vec<Entry>,
+/// The slots of every agent of a run, one per entry of the graph's
+/// neighbour lists and in their order; empty unless the policy is quorum.
+pub fn memory(policy_is_quorum: bool, edge_ends: usize) -> Vec<Slot> {
+    if policy_is_quorum {
+        vec![Slot::default(); edge_ends]
+    } else {
+        Vec::new()
+    }
 }
 
 /// Live in round r: written at r - window + 1 or later.
@@ -99,61 +117,32 @@ fn live(entry_round: u32, r: u32, window: u32) -> bool {
     entry_round as u64 + window as u64 > r as u64
 }
 
-impl Memory {
-    /// Drops the entries that can no longer be live in round `r` or later:
-    /// once per round, before its reads are written.
-    pub fn expire(&mut self, r: u32, window: u32) {
-        self.entries.retain(|e| live(e.round, r, window));
-    }
-
-    /// Records one read of `sender` in round `r`; it replaces the
-    /// sender's earlier read, whatever either counts for.
-    pub fn write(&mut self, sender: u32, r: u32, vote: Vote) {
-        let entry = Entry {
-            sender,
-            round: r,
-            vote,
-        };
-        match self.entries.iter_mut().find(|e| e.sender == sender) {
-            Some(e) => *e = entry,
-            None => self.entries.push(entry),
+/// The target belief that the live quorum in an agent's `slots` points to
+/// in round `r`.
+pub fn target(slots: &[Slot], r: u32, k: &QuorumKnobs) -> f64 {
+    let (mut senders, mut roots) = ([0usize; 2], [0u8; 2]);
+    for slot in slots.iter().filter(|e| live(e.round(), r, k.window)) {
+        let v = slot.vote();
+        if v & (SUPPORT | REFUTE) == 0 {
+            continue;
         }
+        let side = usize::from(v & REFUTE != 0);
+        senders[side] += 1;
+        roots[side] |= v >> ROOTS_AT;
     }
-
-    /// The target belief this agent's live quorum points to in round `r`.
-    pub fn target(&self, r: u32, k: &QuorumKnobs) -> f64 {
-        let (mut senders, mut roots) = ([0usize; 2], [0u8; 2]);
-        for e in self.entries.iter().filter(|e| live(e.round, r, k.window)) {
-            let v = e.vote.0;
-            if v & (SUPPORT | REFUTE) == 0 {
-                continue;
-            }
-            let side = usize::from(v & REFUTE != 0);
-            senders[side] += 1;
-            roots[side] |= v >> ROOTS_AT;
-        }
-        let (s, f) = match k.count {
-            Count::Senders => (senders[0], senders[1]),
-            Count::Roots => (
-                roots[0].count_ones() as usize,
-                roots[1].count_ones() as usize,
-            ),
-        };
-        let support = s >= k.threshold && k.refutation_cap.is_none_or(|c| f < c);
-        let refute = f >= k.threshold;
-        match (support, refute) {
-            (true, false) => 0.9,
-            (false, true) => 0.1,
-            _ => 0.5,
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+    let (s, f) = match k.count {
+        Count::Senders => (senders[0], senders[1]),
+        Count::Roots => (
+            roots[0].count_ones() as usize,
+            roots[1].count_ones() as usize,
+        ),
+    };
+    let support = s >= k.threshold && k.refutation_cap.is_none_or(|c| f < c);
+    let refute = f >= k.threshold;
+    match (support, refute) {
+        (true, false) => 0.9,
+        (false, true) => 0.1,
+        _ => 0.5,
     }
 }
 
@@ -187,68 +176,92 @@ mod tests {
         Ballot::new(k, false).vote(p, &ledger(roots))
     }
 
+    /// An agent of five neighbours that has heard none of them yet.
+    fn memory() -> [Slot; 5] {
+        [Slot::default(); 5]
+    }
+
     #[test]
-    fn senders_carry_at_the_threshold_and_entries_expire_after_the_window() {
+    fn senders_carry_at_the_threshold_and_reads_expire_after_the_window() {
         let k = knobs(2, Count::Senders);
-        let mut m = Memory::default();
-        m.write(1, 1, vote(&k, 0.8, &[REPORT]));
-        assert_eq!(m.target(1, &k), 0.5);
-        m.write(2, 1, vote(&k, 0.9, &[REPORT]));
-        assert_eq!(m.target(3, &k), 0.9, "live through r = 1 + 3 - 1");
-        assert_eq!(m.target(4, &k), 0.5, "dead at r = 4");
-        m.expire(3, 3);
-        assert_eq!(m.len(), 2, "kept while live");
-        m.expire(4, 3);
-        assert!(m.is_empty(), "dropped once dead");
+        let mut m = memory();
+        m[1] = Slot::read(1, vote(&k, 0.8, &[REPORT]));
+        assert_eq!(target(&m, 1, &k), 0.5);
+        m[2] = Slot::read(1, vote(&k, 0.9, &[REPORT]));
+        assert_eq!(target(&m, 3, &k), 0.9, "live through r = 1 + 3 - 1");
+        assert_eq!(target(&m, 4, &k), 0.5, "dead at r = 4");
+    }
+
+    #[test]
+    fn an_unheard_neighbour_counts_nothing_even_inside_the_window() {
+        let mut k = knobs(1, Count::Senders);
+        k.window = 1000;
+        k.require_grounded = false;
+        assert_eq!(target(&memory(), 1, &k), 0.5);
+        assert_eq!(Slot::default().vote(), 0);
     }
 
     #[test]
     fn many_copies_of_one_report_are_one_root() {
         let (senders, roots) = (knobs(2, Count::Senders), knobs(2, Count::Roots));
-        let mut m = Memory::default();
-        for sender in 0..5 {
-            m.write(sender, 1, vote(&senders, 0.82, &[REPORT]));
+        let mut m = memory();
+        for slot in &mut m {
+            *slot = Slot::read(1, vote(&senders, 0.82, &[REPORT]));
         }
-        assert_eq!(m.target(1, &senders), 0.9);
-        assert_eq!(m.target(1, &roots), 0.5);
+        assert_eq!(target(&m, 1, &senders), 0.9);
+        assert_eq!(target(&m, 1, &roots), 0.5);
     }
 
     #[test]
     fn a_refutation_cap_blocks_support_and_a_tie_pulls_to_the_middle() {
         let mut k = knobs(2, Count::Senders);
-        let mut m = Memory::default();
-        m.write(1, 1, vote(&k, 0.9, &[REPORT]));
-        m.write(2, 1, vote(&k, 0.9, &[REPORT]));
-        m.write(3, 1, vote(&k, 0.01, &[PROBE]));
-        assert_eq!(m.target(1, &k), 0.9);
+        let mut m = memory();
+        m[0] = Slot::read(1, vote(&k, 0.9, &[REPORT]));
+        m[1] = Slot::read(1, vote(&k, 0.9, &[REPORT]));
+        m[2] = Slot::read(1, vote(&k, 0.01, &[PROBE]));
+        assert_eq!(target(&m, 1, &k), 0.9);
         k.refutation_cap = Some(1);
-        assert_eq!(m.target(1, &k), 0.5);
-        m.write(4, 1, vote(&k, 0.01, &[PROBE]));
+        assert_eq!(target(&m, 1, &k), 0.5);
+        m[3] = Slot::read(1, vote(&k, 0.01, &[PROBE]));
         k.refutation_cap = None;
-        assert_eq!(m.target(1, &k), 0.5, "both sides carry: deadlock");
+        assert_eq!(target(&m, 1, &k), 0.5, "both sides carry: deadlock");
     }
 
     #[test]
     fn evidential_voices_need_an_agreeing_verified_root() {
         let mut k = knobs(1, Count::Senders);
-        let mut m = Memory::default();
-        m.write(1, 1, vote(&k, 0.9, &[REPORT]));
-        assert_eq!(m.target(1, &k), 0.9);
+        let mut m = memory();
+        m[0] = Slot::read(1, vote(&k, 0.9, &[REPORT]));
+        assert_eq!(target(&m, 1, &k), 0.9);
         k.require_evidential = true;
-        let mut m = Memory::default();
-        m.write(1, 1, vote(&k, 0.9, &[REPORT]));
-        assert_eq!(m.target(1, &k), 0.5, "the report is not verified");
-        m.write(2, 1, vote(&k, 0.01, &[PROBE, REPORT]));
-        assert_eq!(m.target(1, &k), 0.1, "the probe refutes a false claim");
+        m[0] = Slot::read(1, vote(&k, 0.9, &[REPORT]));
+        assert_eq!(target(&m, 1, &k), 0.5, "the report is not verified");
+        m[1] = Slot::read(1, vote(&k, 0.01, &[PROBE, REPORT]));
+        assert_eq!(target(&m, 1, &k), 0.1, "the probe refutes a false claim");
     }
 
     #[test]
-    fn a_newer_read_overwrites_even_without_a_stance() {
+    fn every_round_a_run_may_have_fits_a_slot() {
+        use crate::cascade::config::PARAMS;
+        let rounds = crate::params::lookup(PARAMS, "rounds").unwrap();
+        let past = toml::Value::Integer(i64::from(MAX_ROUND) + 1);
+        assert!(rounds.spec(PARAMS).accept(&past).is_err());
+        let slot = Slot::read(MAX_ROUND, Vote(0xff));
+        assert_eq!((slot.round(), slot.vote()), (MAX_ROUND, 0xff));
+    }
+
+    #[test]
+    fn grounding_and_stance_decide_whether_a_read_is_a_voice() {
         let k = knobs(1, Count::Senders);
-        let mut m = Memory::default();
-        m.write(1, 1, vote(&k, 0.9, &[REPORT]));
-        m.write(1, 2, vote(&k, 0.5, &[REPORT]));
-        assert_eq!(m.len(), 1);
-        assert_eq!(m.target(2, &k), 0.5);
+        assert_eq!(vote(&k, 0.9, &[]), Vote(0), "no root: not grounded");
+        assert_eq!(vote(&k, 0.5, &[REPORT]), Vote(0), "no stance");
+        let mut free = k.clone();
+        free.require_grounded = false;
+        assert_eq!(vote(&free, 0.9, &[]), Vote(SUPPORT));
+        assert_eq!(
+            vote(&k, 0.9, &[REPORT, PROBE]),
+            Vote(SUPPORT | 1 << (ROOTS_AT + u32::from(REPORT))),
+            "a false claim's probe disagrees with support"
+        );
     }
 }

@@ -8,7 +8,7 @@ use super::engine::{ground, request_check, Agent, CHUNK, NOT_PENDING, SLOTS};
 use super::graph::Graph;
 use super::ledger::Ledger;
 use super::metrics::{Counters, Tally};
-use super::quorum::{Ballot, Memory, Retention};
+use super::quorum::{self, Ballot, Slot};
 use crate::rng::{extend, Stream};
 
 /// What neighbours read, one buffer per snapshot.
@@ -84,7 +84,6 @@ pub(super) struct Round<'a> {
     pub graph: &'a Graph,
     pub p: &'a [f64],
     pub ledger: &'a [Ledger],
-    pub retention: Retention,
     pub beliefs: &'a LedgerBeliefs,
     pub ballot: &'a Ballot,
 }
@@ -99,8 +98,30 @@ const QUORUM: u8 = 2;
 /// state and quorum memory.
 pub(super) type Chunk<'b> = (
     ((&'b mut [f64], &'b mut [Ledger]), &'b mut [Own]),
-    &'b mut [Memory],
+    &'b mut [Slot],
 );
+
+/// Each chunk's share of the quorum memory, in chunk order: the slots of
+/// its agents' neighbour lists, or nothing when nothing is remembered.
+pub(super) fn memory_chunks<'m>(
+    memory: &'m mut [Slot],
+    graph: &Graph,
+    n: usize,
+) -> Vec<&'m mut [Slot]> {
+    let chunks = n.div_ceil(CHUNK);
+    if memory.is_empty() {
+        return (0..chunks).map(|_| <&mut [Slot]>::default()).collect();
+    }
+    let mut rest = memory;
+    (0..chunks)
+        .map(|c| {
+            let len = graph.offset(((c + 1) * CHUNK).min(n)) - graph.offset(c * CHUNK);
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            head
+        })
+        .collect()
+}
 
 impl Round<'_> {
     /// Runs chunk `c` of agents: their moves, and the tally of the state
@@ -119,9 +140,17 @@ impl Round<'_> {
     fn chunk_as<const K: u8>(&self, c: usize, (((p, l), o), mem): Chunk) -> (Counters, Tally) {
         let mut d = Counters::default();
         let mut t = Tally::default();
+        // Agent i's slots start at its offset in the neighbour lists, less
+        // the chunk's first.
+        let base = if K == QUORUM {
+            self.graph.offset(c * CHUNK)
+        } else {
+            0
+        };
         for k in 0..p.len() {
             let i = c * CHUNK + k;
-            self.act::<K>(i, &mut o[k], &mut p[k], &mut l[k], &mut mem[k], &mut d);
+            let at = (&mut *mem, base);
+            self.act::<K>(i, &mut o[k], &mut p[k], &mut l[k], at, &mut d);
             t.add(i, p[k], &l[k], o[k].checked, o[k].pending);
         }
         // Every agent either requested a check (counted as it did) or read
@@ -142,7 +171,7 @@ impl Round<'_> {
         own: &mut Own,
         p: &mut f64,
         ledger: &mut Ledger,
-        memory: &mut Memory,
+        memory: (&mut [Slot], usize),
         d: &mut Counters,
     ) {
         let mut a = if own.corrected {
@@ -159,7 +188,13 @@ impl Round<'_> {
     /// Steps 2 and 3 for agent `i`, whose own state is `a`; messages come
     /// from the snapshot.
     #[inline]
-    fn step<const K: u8>(&self, i: usize, a: &mut Agent, memory: &mut Memory, d: &mut Counters) {
+    fn step<const K: u8>(
+        &self,
+        i: usize,
+        a: &mut Agent,
+        (memory, base): (&mut [Slot], usize),
+        d: &mut Counters,
+    ) {
         let Round { r, cfg, graph, .. } = *self;
         if a.pending == r {
             a.pending = NOT_PENDING;
@@ -175,19 +210,28 @@ impl Round<'_> {
             }
         }
         let nb = graph.neighbours(i);
+        // The quorum memory's slot k is what this agent last read from
+        // neighbour k.
+        let mine: &mut [Slot] = if K == QUORUM {
+            let start = graph.offset(i) - base;
+            &mut memory[start..start + nb.len()]
+        } else {
+            &mut []
+        };
         // Who was heard; their beliefs are loaded only if this agent's
         // belief moves (a checked agent only merges ledgers), which at a
         // million agents saves most loads from the largest array.
         let mut heard = [0usize; SLOTS];
         for h in heard.iter_mut() {
-            let j = nb[s.below(nb.len() as u64) as usize] as usize;
+            let k = s.below(nb.len() as u64) as usize;
+            let j = nb[k] as usize;
             *h = j;
             a.ledger.merge(&self.ledger[j]);
-        }
-        // A checked agent stays checked and never reads its memory again,
-        // so only the literal table (kept to prove that) still records it.
-        if K == QUORUM && (!a.checked || self.retention == Retention::KeepAll) {
-            self.remember(r, &heard, memory);
+            // A checked agent stays checked and never counts its memory
+            // again, so it stops writing it.
+            if K == QUORUM && !a.checked {
+                mine[k] = Slot::read(r, self.ballot.vote(self.p[j], &self.ledger[j]));
+            }
         }
         if a.checked {
             return;
@@ -200,20 +244,7 @@ impl Round<'_> {
                 clip(0.55 * a.p + 0.45 * social)
             }
             LEDGER_ONLY => self.beliefs.of(&a.ledger),
-            _ => clip(0.55 * a.p + 0.45 * memory.target(r, &cfg.quorum)),
+            _ => clip(0.55 * a.p + 0.45 * quorum::target(mine, r, &cfg.quorum)),
         };
-    }
-
-    /// The quorum policy's record of the round's reads, in the order heard:
-    /// what each sender's snapshot state counts for.
-    #[inline]
-    fn remember(&self, r: u32, heard: &[usize; SLOTS], memory: &mut Memory) {
-        if self.retention == Retention::Prune {
-            memory.expire(r, self.cfg.quorum.window);
-        }
-        for &j in heard {
-            let vote = self.ballot.vote(self.p[j], &self.ledger[j]);
-            memory.write(j as u32, r, vote);
-        }
     }
 }
