@@ -115,7 +115,7 @@ fn simulate_full(cfg: &Config, parallelism: Parallelism, mut decide: Option<&mut
         Parallelism::Parallel => true,
     };
     let beliefs = LedgerBeliefs::new(cfg.policy, cfg.truth);
-    let ballot = Ballot::new(&cfg.quorum, cfg.truth);
+    let ballot = Ballot::of(cfg);
     let mut events = cfg.corrections.iter().enumerate().peekable();
     for r in 1..=cfg.rounds {
         while let Some((e, _)) = events.next_if(|(_, &round)| round == r) {
@@ -203,7 +203,7 @@ fn simulate_full(cfg: &Config, parallelism: Parallelism, mut decide: Option<&mut
                         .par_chunks_mut(CHUNK)
                         .zip(next.ledger.par_chunks_mut(CHUNK))
                         .zip(own.par_chunks_mut(CHUNK))
-                        .zip(memory_chunks(&mut memory, &graph, n).into_par_iter())
+                        .zip(memory_chunks(&mut memory, &graph, n).collect::<Vec<_>>())
                         .enumerate()
                         .map(step)
                         .reduce(Default::default, add)

@@ -2,7 +2,7 @@
 //! remembers, per sender, what its latest read counts for, and moves toward
 //! a side only when enough live, filtered voices carry it.
 
-use super::config::{Count, QuorumKnobs};
+use super::config::{Config, Count, Policy, QuorumKnobs};
 use super::ledger::{self, Ledger};
 
 /// What one remembered read counts for under a run's knobs and truth: a
@@ -50,6 +50,16 @@ impl Vote {
 pub struct Ballot([Vote; 24]);
 
 impl Ballot {
+    /// The run's ballot; a policy other than quorum never votes, so its
+    /// table is left empty.
+    pub fn of(cfg: &Config) -> Ballot {
+        if cfg.policy == Policy::Quorum {
+            Ballot::new(&cfg.quorum, cfg.truth)
+        } else {
+            Ballot([Vote(0); 24])
+        }
+    }
+
     pub fn new(k: &QuorumKnobs, truth: bool) -> Ballot {
         let mut table = [Vote(0); 24];
         for stance in [-1i8, 0, 1] {
