@@ -240,7 +240,8 @@ impl Round<'_> {
                 let social = 1.0 / (1.0 + (-cfg.gain * (m - 0.5)).exp());
                 clip(0.55 * a.p + 0.45 * social)
             }
-            _ => self.beliefs.of(&a.ledger),
+            LEDGER_ONLY => self.beliefs.of(&a.ledger),
+            _ => unreachable!("the quorum policy's step returned above"),
         };
     }
 
