@@ -167,6 +167,22 @@ impl Graph {
     }
 }
 
+/// The most edges `Graph::build` proposes for `n` agents (a small world
+/// proposes a shortcut per agent at most), before duplicates are dropped:
+/// what the build holds at its peak, so what a run's memory estimate
+/// counts.
+pub fn proposed_edges(family: Family, n: usize, gp: &GraphParams) -> u64 {
+    let n = n as u64;
+    let links = |k: usize| k as u64;
+    n + match family {
+        Family::Ring => 0,
+        Family::SmallWorld if gp.shortcut_prob > 0.0 => 2 * n,
+        Family::SmallWorld => n,
+        Family::Modular => n * links(gp.module_links),
+        Family::Hub => (n - hub_count(gp.hub_fraction, n as usize) as u64) * links(gp.hub_links),
+    }
+}
+
 /// H = max(1, round(hub_fraction * N)), rounding half away from zero.
 pub fn hub_count(hub_fraction: f64, n: usize) -> usize {
     ((hub_fraction * n as f64).round() as usize).max(1)
@@ -175,6 +191,44 @@ pub fn hub_count(hub_fraction: f64, n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Dropping duplicates only removes edges; the dense graphs make
+    /// duplicates, and the small world proposes fewer shortcuts than its
+    /// bound, so the count is an upper bound, not an equality.
+    #[test]
+    fn a_built_graph_has_at_most_its_proposed_edges() {
+        let dense = GraphParams {
+            module_links: 100,
+            hub_links: 100,
+            communities: 40,
+            hub_fraction: 0.01,
+            shortcut_prob: 0.5,
+            ..GraphParams::default()
+        };
+        for (gp, sparse) in [(GraphParams::default(), true), (dense, false)] {
+            for family in [
+                Family::Ring,
+                Family::SmallWorld,
+                Family::Modular,
+                Family::Hub,
+            ] {
+                let n = 3000;
+                let g = Graph::build(11, family, n, &gp);
+                let proposed = proposed_edges(family, n, &gp);
+                assert!(
+                    g.edge_count() as u64 <= proposed,
+                    "{family:?}: {} edges built, {proposed} proposed",
+                    g.edge_count()
+                );
+                // Sparse graphs repeat few edges, so the bound is close (a
+                // small world of shortcut probability p holds about
+                // (2 + p) / 3 of it); dense ones can repeat most.
+                if sparse {
+                    assert!(g.edge_count() as u64 * 10 >= proposed * 6, "{family:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn every_family_is_simple_and_contains_the_ring() {
