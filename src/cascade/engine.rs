@@ -86,7 +86,7 @@ fn simulate_full(cfg: &Config, parallelism: Parallelism, mut decide: Option<&mut
     let mut next = prev.clone();
     // Only the quorum policy remembers; for the others the memory is
     // empty, which keeps one code path for all policies.
-    let mut memory = quorum::memory(cfg.policy == Policy::Quorum, graph.edge_ends());
+    let mut memory = quorum::memory(cfg, &graph);
     let mut totals = Counters::default();
     let mut trajectory = Vec::with_capacity(cfg.rounds as usize + 1);
     let mut interventions = Vec::new();

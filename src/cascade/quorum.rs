@@ -3,6 +3,7 @@
 //! a side only when enough live, filtered voices carry it.
 
 use super::config::{Config, Count, Policy, QuorumKnobs};
+use super::graph::Graph;
 use super::ledger::{self, Ledger};
 
 /// What one remembered read counts for under a run's knobs and truth: a
@@ -114,9 +115,9 @@ impl Slot {
 
 /// The slots of every agent of a run, one per entry of the graph's
 /// neighbour lists and in their order; empty unless the policy is quorum.
-pub fn memory(policy_is_quorum: bool, edge_ends: usize) -> Vec<Slot> {
-    if policy_is_quorum {
-        vec![Slot::default(); edge_ends]
+pub fn memory(cfg: &Config, graph: &Graph) -> Vec<Slot> {
+    if cfg.policy == Policy::Quorum {
+        vec![Slot::default(); graph.edge_ends()]
     } else {
         Vec::new()
     }
