@@ -163,14 +163,30 @@ fn work_that_would_not_fit_in_memory_is_refused_before_it_starts() {
         .arg(&m)
         .assert()
         .code(2)
-        .stderr(contains("in memory at once").and(contains("--max-memory")));
+        .stderr(contains("in memory at once").and(contains(
+            "--threads or the run's size (rooms), or pass --max-memory",
+        )));
     witness()
         .args(["simulate", "--set", "population=10000000", "--export"])
         .arg(tmp.path().join("x.json"))
         .assert()
         .code(2)
-        .stderr(contains("the run and its export would need about"));
+        .stderr(
+            contains("the run and its export would need about").and(contains(
+                "lower population = 10000000, rounds = 60, or drop --export",
+            )),
+        );
     assert!(!tmp.path().join("x.json").exists());
+    // A dense graph is sized by its edges (about 28 GB here), and the
+    // refusal names the knob that makes it dense.
+    witness()
+        .args(["simulate", "--set", "population=10000000"])
+        .args(["--set", "graph=modular", "--set", "module_links=100"])
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "lower population = 10000000, rounds = 60, module_links = 100",
+        ));
 }
 
 #[test]

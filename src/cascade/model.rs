@@ -2,7 +2,7 @@
 //! simulation; its summary row is the run summary of docs/models/cascade.md §10.2, and its detail
 //! tables are the trajectory (one row per round) and the final agents.
 
-use super::config::{CascadeParams, Config, Policy};
+use super::config::{CascadeParams, Config, Family, Policy};
 use super::engine::{self, Parallelism};
 use super::export::CascadeExport;
 use super::external::AGENT_ROUND;
@@ -114,9 +114,16 @@ impl Model for Cascade {
         // each. 24 bytes a proposed edge covers either moment (measured:
         // 100,000 agents of a modular graph of 100 links peak at 166 MB).
         let edges = graph::proposed_edges(cfg.graph, cfg.population, &cfg.graph_params);
+        type P = CascadeParams;
+        let links = match cfg.graph {
+            Family::Modular => ParamSet::of(&[P::module_links]),
+            Family::Hub => ParamSet::of(&[P::hub_links]),
+            Family::Ring | Family::SmallWorld => ParamSet::EMPTY,
+        };
         Footprint {
             rows: vec![u64::from(cfg.rounds) + 1, cfg.population as u64],
             working_bytes: (per_agent * cfg.population as u64).saturating_add(24 * edges),
+            grows_with: ParamSet::of(&[P::population, P::rounds]).union(links),
         }
     }
 

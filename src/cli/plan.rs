@@ -148,10 +148,16 @@ fn check_memory(
         return Ok(());
     }
     let largest = v.chunk_bytes.iter().copied().max().unwrap_or(0);
+    let sizes = v.grows_with.names(plan.model().params());
+    let sizes = if sizes.is_empty() {
+        "the run's size".to_string()
+    } else {
+        format!("the run's size ({})", sizes.join(", "))
+    };
     Err(Error::Usage(format!(
         "{}: the runs would hold about {} in memory at once ({threads} chunk(s) of up to {} runs at a time, \
          the largest {}), over the limit of {} ({whose}); turn off a large table in [output], lower \
-         chunk_runs, --threads or the run's size, or pass --max-memory GB",
+         chunk_runs, --threads or {sizes}, or pass --max-memory GB",
         plan.manifest.file,
         gigabytes(need),
         plan.manifest.chunk_runs,

@@ -110,9 +110,21 @@ fn check_memory(model: &dyn DynModel, p: &Resolved, export: bool) -> Result<()> 
         } else {
             "the run"
         };
+        // Name what the size grows with, as set, so the fix is concrete.
+        let sizes: Vec<String> = fp
+            .grows_with
+            .names(model.params())
+            .into_iter()
+            .filter_map(|name| Some(format!("{name} = {}", p.named(name)?)))
+            .collect();
+        let sizes = if sizes.is_empty() {
+            "the run's size".to_string()
+        } else {
+            sizes.join(", ")
+        };
         return Err(Error::Usage(format!(
             "{what} would need about {:.1} GB in memory, over the limit of {:.1} GB (half of this machine's memory); \
-             lower the run's size{}",
+             lower {sizes}{}",
             need as f64 / 1e9,
             limit as f64 / 1e9,
             if export { ", or drop --export" } else { "" }

@@ -13,6 +13,16 @@ pub struct Validation {
     /// Bytes each chunk holds in memory while it runs (its buffered rows
     /// and the largest run's working memory).
     pub chunk_bytes: Vec<u64>,
+    /// The parameters the runs' sizes grow with (any run's).
+    pub grows_with: ParamSet,
+}
+
+/// What one chunk's runs show: the parameters each arm's runs ignore,
+/// the bytes the chunk holds while it runs, and what those grow with.
+struct ChunkCheck {
+    never: Vec<ParamSet>,
+    bytes: u64,
+    grows_with: ParamSet,
 }
 
 impl Validation {
@@ -50,9 +60,10 @@ impl Plan {
         // Per chunk: the parameters each arm's runs ignore (all of them, as
         // a starting point) and the chunk's bytes; errors keep the lowest
         // run id so the report does not depend on threads.
-        let per_chunk = |c: u64| -> Result<(Vec<ParamSet>, u64), PlanError> {
+        let per_chunk = |c: u64| -> Result<ChunkCheck, PlanError> {
             let mut never = vec![ParamSet::ALL; arms];
             let (mut rows, mut working) = (0u64, 0u64);
+            let mut grows_with = ParamSet::EMPTY;
             for id in c * k..((c + 1) * k).min(self.grid_total) {
                 let run = self.grid_run(id);
                 let checked = model
@@ -68,17 +79,28 @@ impl Plan {
                     .fold(0, u64::saturating_add);
                 rows = rows.saturating_add(detail_bytes).saturating_add(runs_row);
                 working = working.max(fp.working_bytes);
+                grows_with = grows_with.union(fp.grows_with);
             }
-            Ok((never, rows.saturating_add(working)))
+            Ok(ChunkCheck {
+                never,
+                bytes: rows.saturating_add(working),
+                grows_with,
+            })
         };
-        let results: Vec<Result<(Vec<ParamSet>, u64), PlanError>> =
+        let results: Vec<Result<ChunkCheck, PlanError>> =
             (0..chunks).into_par_iter().map(per_chunk).collect();
         let mut never = vec![ParamSet::ALL; arms];
         let mut chunk_bytes = Vec::with_capacity(chunks as usize);
         let mut first_error: Option<PlanError> = None;
+        let mut grows_with = ParamSet::EMPTY;
         for r in results {
             match r {
-                Ok((n, bytes)) => {
+                Ok(ChunkCheck {
+                    never: n,
+                    bytes,
+                    grows_with: grows,
+                }) => {
+                    grows_with = grows_with.union(grows);
                     for (a, n) in never.iter_mut().zip(n) {
                         *a = a.intersection(n);
                     }
@@ -97,6 +119,7 @@ impl Plan {
         Ok(Validation {
             warnings: self.warnings(&never),
             chunk_bytes,
+            grows_with,
         })
     }
 

@@ -9,6 +9,8 @@ use super::external::TURN;
 use super::metrics::{self, Snapshot, Summary};
 use super::world::root_name;
 use super::VERSION;
+use crate::cascade::config::Family;
+use crate::cascade::graph::proposed_edges;
 use crate::model::{
     Curves, DecisionPoint, DetailTable, Footprint, Model, Position, Ran, Registered, RunContext,
     Stored, TableSpec, Violation,
@@ -146,11 +148,20 @@ impl Model for Harness {
         // An agent's context of messages and the roots it holds, and for
         // an external round its observation as JSON (measured: about
         // 1 KB at the default context), with room to spare.
+        // The graph as the cascade's estimate counts it (decision 150).
         let per_agent = 600 + 200 * cfg.context as u64;
         let relays = u64::from(cfg.budget.min(cfg.rounds)) * cfg.population as u64;
+        let edges = proposed_edges(cfg.graph, cfg.population, &cfg.graph_params);
+        type P = HarnessParams;
+        let links = match cfg.graph {
+            Family::Modular => ParamSet::of(&[P::module_links]),
+            Family::Hub => ParamSet::of(&[P::hub_links]),
+            Family::Ring | Family::SmallWorld => ParamSet::EMPTY,
+        };
         Footprint {
             rows: vec![u64::from(cfg.rounds) + 1, cfg.population as u64, relays],
-            working_bytes: per_agent * cfg.population as u64,
+            working_bytes: (per_agent * cfg.population as u64).saturating_add(24 * edges),
+            grows_with: ParamSet::of(&[P::population, P::rounds, P::context]).union(links),
         }
     }
 

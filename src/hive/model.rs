@@ -238,6 +238,7 @@ impl Model for Hive {
         Footprint {
             rows: vec![c.rooms],
             working_bytes: 1 << 16,
+            grows_with: ParamSet::of(&[HiveParams::rooms]),
         }
     }
 

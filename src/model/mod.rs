@@ -73,6 +73,9 @@ pub trait Model: Send + Sync + 'static {
 pub struct Footprint {
     pub rows: Vec<u64>,
     pub working_bytes: u64,
+    /// The parameters the size grows with: what a refusal tells the user
+    /// to lower.
+    pub grows_with: ParamSet,
 }
 
 /// What one run produced besides detail rows.

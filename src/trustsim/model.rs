@@ -159,9 +159,11 @@ impl Model for TrustSim {
             s.fleet.max(s.colluders)
         };
         let signals = s.claims as u64 * (s.evidence + attack) as u64 + s.honest as u64;
+        type P = Setup;
         Footprint {
             rows: Vec::new(),
             working_bytes: 1000 * signals,
+            grows_with: ParamSet::of(&[P::claims, P::evidence, P::honest]),
         }
     }
 
