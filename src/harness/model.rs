@@ -148,9 +148,10 @@ impl Model for Harness {
         // An agent's context of messages and the roots it holds, and for
         // an external round its observation as JSON (measured: about
         // 1 KB at the default context), with room to spare.
-        // The graph as the cascade's estimate counts it (decision 150).
         let per_agent = 600 + 200 * cfg.context as u64;
         let relays = u64::from(cfg.budget.min(cfg.rounds)) * cfg.population as u64;
+        // The graph, counted as the cascade's estimate counts it
+        // (decision 150): 24 bytes a proposed edge.
         let edges = proposed_edges(cfg.graph, cfg.population, &cfg.graph_params);
         type P = HarnessParams;
         let links = match cfg.graph {
