@@ -210,37 +210,3 @@ pub static MODEL: Registered<Cascade> = Registered::new()
         scale: |p| p.population as f64,
     })
     .export(&CascadeExport);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cascade::config::PARAMS;
-    use crate::params::{Resolved, Value};
-
-    fn config(sets: &[(&str, Value)]) -> Config {
-        let mut p = Resolved::defaults(PARAMS);
-        for (k, v) in sets {
-            p.set_named(k, v.clone());
-        }
-        Config::from_resolved(&p).unwrap()
-    }
-
-    /// A run of 100,000 agents on a modular graph of 100 links peaked at
-    /// 166 MB (`/usr/bin/time -f %M witness simulate --set
-    /// population=100000 --set graph=modular --set module_links=100`);
-    /// 400 bytes an agent, the estimate before edges were counted, is 40.
-    #[test]
-    fn a_dense_graph_is_counted_by_its_edges() {
-        let sets = |links: i64| {
-            config(&[
-                ("population", Value::Int(100_000)),
-                ("graph", Value::Str("modular".into())),
-                ("module_links", Value::Int(links)),
-            ])
-        };
-        let dense = Cascade::footprint(&sets(100)).working_bytes;
-        assert!(dense >= 166_000_000, "{dense} bytes");
-        let sparse = Cascade::footprint(&sets(2)).working_bytes;
-        assert!(sparse < dense / 5, "{sparse} against {dense}");
-    }
-}
