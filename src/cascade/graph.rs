@@ -172,14 +172,14 @@ impl Graph {
 /// what the build holds at its peak, so what a run's memory estimate
 /// counts.
 pub fn proposed_edges(family: Family, n: usize, gp: &GraphParams) -> u64 {
+    let hubs = hub_count(gp.hub_fraction, n) as u64;
     let n = n as u64;
-    let links = |k: usize| k as u64;
     n + match family {
         Family::Ring => 0,
         Family::SmallWorld if gp.shortcut_prob > 0.0 => 2 * n,
         Family::SmallWorld => n,
-        Family::Modular => n * links(gp.module_links),
-        Family::Hub => (n - hub_count(gp.hub_fraction, n as usize) as u64) * links(gp.hub_links),
+        Family::Modular => n * gp.module_links as u64,
+        Family::Hub => (n - hubs) * gp.hub_links as u64,
     }
 }
 
