@@ -8,10 +8,23 @@ Standard library only. Speaks JSON Lines on stdin/stdout; anything for a
 human goes to stderr.
 """
 
+import decimal
+import functools
 import hashlib
 import json
-import math
 import sys
+
+# 40 digits: the published hardest cases of rounding a double's exponential
+# need about 120 bits (36 digits), so rounding the 40-digit value again, to
+# a double, gives the exact value rounded.
+EXACT = decimal.Context(prec=40)
+
+
+@functools.lru_cache(maxsize=1 << 20)  # at most about 150 MB
+def exp(x):
+    """e^x correctly rounded, as witness computes it: `math.exp` is the C
+    library's, whose last bit can differ from the exact value rounded."""
+    return float(EXACT.exp(decimal.Decimal(x)))
 
 
 def identity():
@@ -39,7 +52,7 @@ def decide(params, item):
         return {"key": item["key"], "action": "check"}
     h = [m["belief"] for m in obs["messages"]]
     m = (((h[0] + h[1]) + h[2]) + h[3]) / 4.0
-    social = 1.0 / (1.0 + math.exp(-params["gain"] * (m - 0.5)))
+    social = 1.0 / (1.0 + exp(-params["gain"] * (m - 0.5)))
     belief = clip(0.55 * obs["belief"] + 0.45 * social)
     return {"key": item["key"], "action": "read", "belief": belief}
 

@@ -9,13 +9,27 @@ is in it) and the protocol, not the rules. Standard library only. JSON
 Lines on stdin/stdout; anything for a human goes to stderr.
 """
 
+import decimal
+import functools
 import hashlib
 import json
-import math
 import sys
 
+# witness's exponential and logarithm are correctly rounded, while
+# `math.exp` and `math.log` are the C library's, whose last bit can differ.
+# 40 digits: the published hardest cases of rounding either function of a
+# double need about 120 bits (36 digits), so rounding the 40-digit value
+# again, to a double, gives the exact value rounded.
+EXACT = decimal.Context(prec=40)
+
+
+@functools.lru_cache(maxsize=1 << 20)  # at most about 150 MB
+def exp(x):
+    return float(EXACT.exp(decimal.Decimal(x)))
+
+
 DEDUPE_PROBE_CHANCE = 0.2
-LOG_ODDS_STEP = math.log(0.68 / 0.32)
+LOG_ODDS_STEP = float(EXACT.ln(decimal.Decimal(0.68 / 0.32)))
 
 
 def identity(policy):
@@ -77,7 +91,7 @@ def dedupe_belief(obs):
         return 0.01
     steps = sum(sign[s] for r, s in seen.items() if not r.startswith("probe:"))
     log_odds = min(4.6, max(-4.6, steps * LOG_ODDS_STEP))
-    return clip(1.0 / (1.0 + math.exp(-log_odds)))
+    return clip(1.0 / (1.0 + exp(-log_odds)))
 
 
 def dedupe(obs):

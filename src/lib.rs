@@ -2,6 +2,9 @@
 //! agents spread, check and trust claims.
 //!
 //! Layers, from the core out:
+//! - `rng`, `math`: the draw protocol's streams and the correctly rounded
+//!   `exp`, `ln` and powers, so results depend on neither the machine nor
+//!   its C library;
 //! - `params`, `words`, `model`: the typed boundary every model implements
 //!   (parameters in, records out) and the registry of models;
 //! - `cascade`, `hive`, `trustsim`, `trust`: the models and the trust-v1
@@ -28,6 +31,7 @@ pub mod harness;
 pub mod hive;
 pub mod jsondiff;
 pub mod manifest;
+pub mod math;
 pub mod model;
 pub mod params;
 pub mod policy;

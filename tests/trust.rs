@@ -162,11 +162,11 @@ fn the_alpha_threshold_is_10_413_not_10_4() {
     // The seed rounds: Beta(10.4, 1)'s 5th percentile is 0.7497 < 0.75.
     use witness::trust::beta::quantile;
     assert!(quantile(10.4, 1.0, 0.05) < 0.75);
-    let exact = 0.05f64.ln() / 0.75f64.ln();
+    let exact = witness::math::ln(0.05) / witness::math::ln(0.75);
     assert!((exact - 10.4133).abs() < 1e-4);
     assert!(quantile(exact + 1e-9, 1.0, 0.05) >= 0.75);
     // Likewise `incorrect` needs beta >= 8.3991 with no support.
-    let beta = 0.05f64.ln() / 0.7f64.ln();
+    let beta = witness::math::ln(0.05) / witness::math::ln(0.7);
     assert!((beta - 8.3991).abs() < 1e-4);
     assert!(quantile(1.0, beta + 1e-9, 0.95) < 0.3);
     assert!(quantile(1.0, 8.39, 0.95) > 0.3);
@@ -313,7 +313,7 @@ fn a_burst_of_young_roots_is_halved_and_flagged() {
     }
     let s = w.score("x1");
     assert_eq!(s.flags, vec!["burst"]);
-    let full = 5.0 * 0.48 * 0.5f64.powf(1.0 / 730.0);
+    let full = 5.0 * 0.48 * witness::math::powf(0.5, 1.0 / 730.0);
     assert!((s.groups[0].weight - (full / 2.0).min(2.0)).abs() < 1e-12);
     // Four signals, or five from an old root, are no burst.
     let mut w = World::new();

@@ -8,6 +8,7 @@
 
 use statrs::function::factorial::ln_binomial;
 
+use crate::math;
 use crate::rng::Stream;
 
 /// Seeds up to which the permutation test enumerates all 2^n patterns.
@@ -74,7 +75,7 @@ pub fn sign_test(d: &[f64]) -> f64 {
     }
     let k = up.min(down);
     let tail: f64 = (0..=k)
-        .map(|i| (ln_binomial(n, i) - n as f64 * std::f64::consts::LN_2).exp())
+        .map(|i| math::exp(ln_binomial(n, i) - n as f64 * std::f64::consts::LN_2))
         .sum();
     (2.0 * tail).min(1.0)
 }
@@ -87,7 +88,7 @@ pub fn fisher_greater(a: u64, n_a: u64, b: u64, n_b: u64) -> f64 {
     let total = n_a + n_b;
     let ln = |x: u64| ln_binomial(n_a, x) + ln_binomial(n_b, flips - x) - ln_binomial(total, flips);
     let top = flips.min(n_a);
-    (a..=top).map(|x| ln(x).exp()).sum::<f64>().min(1.0)
+    (a..=top).map(|x| math::exp(ln(x))).sum::<f64>().min(1.0)
 }
 
 crate::words! {

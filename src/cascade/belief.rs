@@ -6,6 +6,7 @@
 
 use super::config::{Allocation, Config, Policy};
 use super::ledger::{self, Ledger};
+use crate::math;
 
 /// The chance an agent asks for a check, with what does not depend on
 /// the agent worked out once per run. The factor `1 - c` is the same
@@ -99,7 +100,8 @@ pub fn trust_belief(l: &Ledger, truth: bool) -> f64 {
 }
 
 /// ln(0.68 / 0.32): one root's log-odds. Computed once, not per read.
-static LOG_ODDS_STEP: std::sync::LazyLock<f64> = std::sync::LazyLock::new(|| (0.68f64 / 0.32).ln());
+static LOG_ODDS_STEP: std::sync::LazyLock<f64> =
+    std::sync::LazyLock::new(|| math::ln(0.68f64 / 0.32));
 
 /// Source tracking: a verified root decides; otherwise one log-odds step per
 /// distinct root, so copies of one report never add up.
@@ -120,7 +122,7 @@ pub fn belief_from_ledger(l: &Ledger, truth: bool) -> f64 {
     let log_odds = l.roots().iter().fold(0.0, |acc, &r| {
         acc + ledger::polarity(r, truth) as f64 * step
     });
-    clip(1.0 / (1.0 + (-log_odds.clamp(-4.6, 4.6)).exp()))
+    clip(1.0 / (1.0 + math::exp(-log_odds.clamp(-4.6, 4.6))))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use super::graph::Graph;
 use super::ledger::Ledger;
 use super::metrics::{Counters, Tally};
 use super::quorum::{self, Ballot, Slot};
+use crate::math;
 use crate::rng::{extend, Stream};
 
 /// What neighbours read, one buffer per snapshot.
@@ -237,7 +238,7 @@ impl Round<'_> {
             ENDORSEMENT => {
                 let [p0, p1, p2, p3] = heard.map(|j| self.p[j]);
                 let m = (((p0 + p1) + p2) + p3) / 4.0;
-                let social = 1.0 / (1.0 + (-cfg.gain * (m - 0.5)).exp());
+                let social = 1.0 / (1.0 + math::exp(-cfg.gain * (m - 0.5)));
                 clip(0.55 * a.p + 0.45 * social)
             }
             LEDGER_ONLY => self.beliefs.of(&a.ledger),

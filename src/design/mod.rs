@@ -10,6 +10,7 @@ pub mod lhs;
 pub mod morris;
 pub mod sobol;
 
+use crate::math;
 use crate::params::{ParamId, Value};
 
 /// How a design's points are chosen.
@@ -103,7 +104,7 @@ impl Factor {
             match u {
                 0.0 => lo,
                 1.0 => hi,
-                _ => (lo.ln() + u * (hi.ln() - lo.ln())).exp().clamp(lo, hi),
+                _ => math::exp(math::ln(lo) + u * (math::ln(hi) - math::ln(lo))).clamp(lo, hi),
             }
         } else {
             u * (hi - lo) + lo

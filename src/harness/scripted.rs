@@ -8,6 +8,7 @@ use std::rc::Rc;
 
 use super::world::{is_probe, probe_root, Agent, Move, Root, Stance};
 use crate::cascade::engine::clip;
+use crate::math;
 
 /// What an agent sees on its turn, with the turn's draws.
 pub struct View<'a> {
@@ -75,7 +76,8 @@ pub fn dedupe(v: &View) -> Move {
 }
 
 /// ln(0.68 / 0.32), the cascade's step for one distinct root.
-static LOG_ODDS_STEP: std::sync::LazyLock<f64> = std::sync::LazyLock::new(|| (0.68f64 / 0.32).ln());
+static LOG_ODDS_STEP: std::sync::LazyLock<f64> =
+    std::sync::LazyLock::new(|| math::ln(0.68f64 / 0.32));
 
 fn dedupe_belief(v: &View) -> f64 {
     if let Some(passed) = v.probe_passed {
@@ -123,7 +125,7 @@ fn dedupe_belief(v: &View) -> f64 {
         return 0.01;
     }
     let log_odds = (steps as f64 * *LOG_ODDS_STEP).clamp(-4.6, 4.6);
-    clip(1.0 / (1.0 + (-log_odds).exp()))
+    clip(1.0 / (1.0 + math::exp(-log_odds)))
 }
 
 /// Probes on its first turn, then relays what it saw (citing its own

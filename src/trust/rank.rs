@@ -4,6 +4,7 @@
 //! Nothing is hidden: disputed or incorrect targets rank lower, labelled.
 
 use super::score::{Kind, Score, HALF_LIFE_DAYS};
+use crate::math;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ranked {
@@ -20,7 +21,7 @@ pub struct Ranked {
 /// 0.5 when there is none.
 pub fn freshness(last_positive: Option<i64>, today: i64) -> f64 {
     last_positive.map_or(0.5, |d| {
-        0.5f64.powf((today - d) as f64 / HALF_LIFE_DAYS).max(0.5)
+        math::powf(0.5, (today - d) as f64 / HALF_LIFE_DAYS).max(0.5)
     })
 }
 

@@ -15,6 +15,7 @@ use super::group::{family_groups, group_signals, Grouped, Scratch};
 pub use super::group::{Group, Labels, Party};
 use super::status::{base_status, Facts, Status};
 use super::{weight, BASE_REVIEW, BASE_USAGE, DEFAULT_REVIEW_CONFIDENCE};
+use crate::math;
 
 pub const MODEL_VERSION: &str = "trust-v1";
 pub const HALF_LIFE_DAYS: f64 = 730.0;
@@ -77,7 +78,7 @@ pub struct Buckets {
 }
 
 pub fn decay(age_days: i64) -> f64 {
-    0.5f64.powf(age_days as f64 / HALF_LIFE_DAYS)
+    math::powf(0.5, age_days as f64 / HALF_LIFE_DAYS)
 }
 
 /// A signal's weight before grouping (docs/models/trust.md §4.2), burst halving aside.
