@@ -42,7 +42,8 @@ mod tests {
     /// Inputs where glibc 2.36's `exp` on an x86_64 CPU with FMA (what
     /// this project's results used before decision 151) is one bit off;
     /// the expected bits are the exact values rounded to nearest, from
-    /// `python3 tests/golden/exp_cr.py 8` (mpmath at 300 bits).
+    /// `python3 tests/golden/exp_cr.py 8` (mpmath at 300 bits); CI checks
+    /// them against mpmath again (`tests/interop/check_math.py`).
     const HARD: [(f64, u64); 8] = [
         (-0.8476364675485026, 0x3fdb6b564b3ba2de),
         (2.4156214497081407, 0x402664b9528da0e1),
