@@ -20,7 +20,7 @@ import sys
 EXACT = decimal.Context(prec=40)
 
 
-@functools.lru_cache(maxsize=1 << 20)  # at most about 150 MB
+@functools.lru_cache(maxsize=1 << 18)  # at most about 60 MB
 def exp(x):
     """e^x correctly rounded, as witness computes it: `math.exp` is the C
     library's, whose last bit can differ from the exact value rounded."""

@@ -23,7 +23,7 @@ import sys
 EXACT = decimal.Context(prec=40)
 
 
-@functools.lru_cache(maxsize=1 << 20)  # at most about 150 MB
+@functools.lru_cache(maxsize=1 << 18)  # at most about 60 MB
 def exp(x):
     return float(EXACT.exp(decimal.Decimal(x)))
 
