@@ -108,12 +108,8 @@ impl Model for Cascade {
         } else {
             400
         };
-        // The graph grows with its edges, not its agents. Its build holds
-        // each proposed edge (8 bytes) and both ends' list entries (8);
-        // the built graph and the quorum memory hold 4 bytes an edge end
-        // each. 24 bytes a proposed edge covers either moment (measured:
-        // 100,000 agents of a modular graph of 100 links peak at 166 MB).
-        let edges = graph::proposed_edges(cfg.graph, cfg.population, &cfg.graph_params);
+        // The graph grows with its edges, not its agents.
+        let graph_bytes = graph::peak_bytes(cfg.graph, cfg.population, &cfg.graph_params);
         type P = CascadeParams;
         let links = match cfg.graph {
             Family::Modular => ParamSet::of(&[P::module_links]),
@@ -122,7 +118,7 @@ impl Model for Cascade {
         };
         Footprint {
             rows: vec![u64::from(cfg.rounds) + 1, cfg.population as u64],
-            working_bytes: (per_agent * cfg.population as u64).saturating_add(24 * edges),
+            working_bytes: (per_agent * cfg.population as u64).saturating_add(graph_bytes),
             grows_with: ParamSet::of(&[P::population, P::rounds]).union(links),
         }
     }

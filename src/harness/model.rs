@@ -10,7 +10,7 @@ use super::metrics::{self, Snapshot, Summary};
 use super::world::root_name;
 use super::VERSION;
 use crate::cascade::config::Family;
-use crate::cascade::graph::proposed_edges;
+use crate::cascade::graph::peak_bytes;
 use crate::model::{
     Curves, DecisionPoint, DetailTable, Footprint, Model, Position, Ran, Registered, RunContext,
     Stored, TableSpec, Violation,
@@ -150,9 +150,8 @@ impl Model for Harness {
         // 1 KB at the default context), with room to spare.
         let per_agent = 600 + 200 * cfg.context as u64;
         let relays = u64::from(cfg.budget.min(cfg.rounds)) * cfg.population as u64;
-        // The graph, counted as the cascade's estimate counts it
-        // (decision 150): 24 bytes a proposed edge.
-        let edges = proposed_edges(cfg.graph, cfg.population, &cfg.graph_params);
+        // The graph, counted as the cascade's estimate counts it.
+        let graph_bytes = peak_bytes(cfg.graph, cfg.population, &cfg.graph_params);
         type P = HarnessParams;
         let links = match cfg.graph {
             Family::Modular => ParamSet::of(&[P::module_links]),
@@ -161,7 +160,7 @@ impl Model for Harness {
         };
         Footprint {
             rows: vec![u64::from(cfg.rounds) + 1, cfg.population as u64, relays],
-            working_bytes: (per_agent * cfg.population as u64).saturating_add(24 * edges),
+            working_bytes: (per_agent * cfg.population as u64).saturating_add(graph_bytes),
             grows_with: ParamSet::of(&[P::population, P::rounds, P::context]).union(links),
         }
     }
