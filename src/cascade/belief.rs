@@ -99,8 +99,9 @@ pub fn trust_belief(l: &Ledger, truth: bool) -> f64 {
     clip(Posterior::new(1.0, 1.0, &groups).value())
 }
 
-/// ln(0.68 / 0.32): one root's log-odds. Computed once, not per read.
-static LOG_ODDS_STEP: std::sync::LazyLock<f64> =
+/// ln(0.68 / 0.32): one root's log-odds (the harness's dedupe policy
+/// steps by it too). Computed once, not per read.
+pub(crate) static LOG_ODDS_STEP: std::sync::LazyLock<f64> =
     std::sync::LazyLock::new(|| math::ln(0.68f64 / 0.32));
 
 /// Source tracking: a verified root decides; otherwise one log-odds step per

@@ -7,6 +7,7 @@
 use std::rc::Rc;
 
 use super::world::{is_probe, probe_root, Agent, Move, Root, Stance};
+use crate::cascade::belief::LOG_ODDS_STEP;
 use crate::cascade::engine::clip;
 use crate::math;
 
@@ -74,10 +75,6 @@ pub fn dedupe(v: &View) -> Move {
         cites: v.me.roots.clone(),
     }
 }
-
-/// ln(0.68 / 0.32), the cascade's step for one distinct root.
-static LOG_ODDS_STEP: std::sync::LazyLock<f64> =
-    std::sync::LazyLock::new(|| math::ln(0.68f64 / 0.32));
 
 fn dedupe_belief(v: &View) -> f64 {
     if let Some(passed) = v.probe_passed {
