@@ -1,7 +1,7 @@
 //! Results do not depend on the machine's CPU features. glibc chooses
 //! among variants of its `exp` (and others) by the CPU's features, and the
 //! variants disagree in the last bit on a few inputs; witness uses its own
-//! correctly rounded functions (`src/math.rs`, decision 151) so that a
+//! correctly rounded functions (`src/math/mod.rs`, decision 151) so that a
 //! run's bytes are the same on every machine.
 //!
 //! `GLIBC_TUNABLES` hides FMA and AVX2 from glibc, which then loads the

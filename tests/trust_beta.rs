@@ -20,5 +20,6 @@ fn quantiles_match_the_mpmath_references_within_1e_9() {
         n += 1;
     }
     assert_eq!(n, 56, "every reference was read");
+    eprintln!("worst error {:e} at {}", worst.0, worst.1);
     assert!(worst.0 <= 1e-9, "worst error {:e} at {}", worst.0, worst.1);
 }

@@ -6,9 +6,8 @@
 //! a placebo's flips against an arm's by a one-sided Fisher exact test.
 //! Holm's step-down and Benjamini-Hochberg's step-up adjust a family.
 
-use statrs::function::factorial::ln_binomial;
-
 use crate::math;
+use crate::math::special::ln_binomial;
 use crate::rng::Stream;
 
 /// Seeds up to which the permutation test enumerates all 2^n patterns.

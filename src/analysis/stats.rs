@@ -1,8 +1,7 @@
 //! Small statistics for the analysis verbs: means, spreads, Student-t
 //! intervals, and a seeded bootstrap of a paired mean difference.
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
-
+use crate::math::special;
 use crate::rng::Stream;
 
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
@@ -28,9 +27,7 @@ pub fn t_interval(xs: &[f64]) -> Option<(f64, f64)> {
     if xs.len() < 2 {
         return None;
     }
-    let t = StudentsT::new(0.0, 1.0, (xs.len() - 1) as f64)
-        .ok()?
-        .inverse_cdf(0.975);
+    let t = special::student_t_quantile(0.975, (xs.len() - 1) as f64);
     let half = t * sample_sd(xs) / (xs.len() as f64).sqrt();
     let m = mean(xs);
     Some((m - half, m + half))

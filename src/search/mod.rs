@@ -10,9 +10,8 @@ pub mod schedule;
 
 pub use schedule::{Rung, Schedule};
 
-use statrs::function::beta::beta_reg;
-
 use crate::analysis::multiplicity::holm;
+use crate::math::special::student_t_upper;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
@@ -138,16 +137,9 @@ pub fn paired_t_greater(d: &[f64]) -> f64 {
             1.0
         };
     }
-    let t = mean / (var / n as f64).sqrt();
-    let df = (n - 1) as f64;
-    // The upper tail through the incomplete beta keeps small p-values
-    // accurate where 1 - cdf would cancel.
-    let tail = 0.5 * beta_reg(df / 2.0, 0.5, df / (df + t * t));
-    if t > 0.0 {
-        tail
-    } else {
-        1.0 - tail
-    }
+    // The upper tail is computed directly, so small p-values stay accurate
+    // where 1 - cdf would cancel.
+    student_t_upper(mean / (var / n as f64).sqrt(), (n - 1) as f64)
 }
 
 /// Decides a rung. `alive` are the candidates that ran it (ascending),

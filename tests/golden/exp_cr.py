@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Finds inputs where this machine's C library `exp` is not correctly
 rounded, and prints them with the correctly rounded result for the `HARD`
-table of src/math.rs.
+table of src/math/mod.rs.
 
 The exact value comes from mpmath at 300 bits, rounded to the nearest
 double: an implementation independent of the C library and of witness.

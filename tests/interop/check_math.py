@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """witness's correctly rounded `exp` against mpmath (decision 151).
 
-- Each input of the `HARD` table in src/math.rs, where glibc's FMA `exp`
+- Each input of the `HARD` table in src/math/mod.rs, where glibc's FMA `exp`
   is one bit off, must map to mpmath's 300-bit value rounded to nearest;
   the unit test beside the table holds `math::exp` to the same bits.
 - The Python twins in policies/ round `exp` (and `ln`) with `decimal` at
@@ -41,11 +41,11 @@ def load(path, name):
 
 
 def main():
-    text = open("src/math.rs").read()
+    text = open("src/math/mod.rs").read()
     table = re.search(r"const HARD: \[\(f64, u64\); \d+\] = \[(.*?)\];", text, re.S)
     pairs = re.findall(r"\(([-0-9.e]+), (0x[0-9a-f]+)\)", table.group(1))
     if len(pairs) < 8:
-        sys.exit(f"FAIL: found {len(pairs)} entries in src/math.rs's HARD table")
+        sys.exit(f"FAIL: found {len(pairs)} entries in src/math/mod.rs's HARD table")
     failures = 0
     for x, want in pairs:
         got = bits(exact_exp(float(x)))

@@ -10,6 +10,9 @@
 //! result is the exact value rounded to the nearest float: the
 //! mathematics fixes it, not the machine, so every machine gets the same
 //! bits. `clippy.toml` keeps the standard functions out of the crate.
+//! `special` builds the gamma, beta and Student-t functions on them.
+
+pub mod special;
 
 /// e^x, correctly rounded.
 #[inline]
