@@ -9,7 +9,12 @@ implementations. Run by .ci/run:
   flip counts, Holm-adjusted by statsmodels (relative 1e-9: they are tiny);
 - `search` of a race: each removed candidate's p-value equals
   `scipy.stats.ttest_rel(..., alternative="greater")` of the per-seed
-  scores read from runs.parquet with pyarrow, to 1e-12.
+  scores read from runs.parquet with pyarrow, to 1e-12;
+- `summary --by arm`: each 95 % interval's half-width equals
+  `scipy.stats.t.ppf(0.975, n - 1)` times the sample sd over the square
+  root of n, from the runs read with pyarrow, to 1e-13 relative (statrs's
+  t quantile, used before decision 152, was 2.1e-13 off at 59 degrees
+  of freedom).
 
 usage: python3 tests/interop/check_stats.py path/to/witness
 """
@@ -23,13 +28,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
-from scipy.stats import fisher_exact, ttest_rel
+from scipy.stats import fisher_exact, t as student_t, ttest_rel
 from statsmodels.stats.multitest import multipletests
 from checks import check, finish
 
 TOL = 1e-12
 
 QUORUM = Path(__file__).resolve().parents[2] / "experiments" / "quorum-knobs.toml"
+DEFAULT = Path(__file__).resolve().parents[2] / "experiments" / "default.toml"
 
 PLACEBO = """
 [experiment]
@@ -137,6 +143,29 @@ def race(binary, tmp):
     )
 
 
+def intervals(binary, tmp):
+    out = tmp / "default"
+    witness(binary, "run", "-q", DEFAULT, "--out", out)
+    witness(binary, "summary", out, "--by", "arm")
+    runs = pq.read_table(out / "runs.parquet").to_pandas()
+    table = pd.read_csv(out / "summary.csv")
+    worst, n = 0.0, 0
+    for r in table.itertuples():
+        xs = runs.loc[runs["arm"] == r.arm, r.metric].dropna().to_numpy(dtype=float)
+        sd = xs.std(ddof=1)
+        if len(xs) < 2 or sd == 0:
+            continue
+        want = student_t.ppf(0.975, len(xs) - 1) * sd / math.sqrt(len(xs))
+        got = (r.ci95_high - r.ci95_low) / 2
+        worst = max(worst, abs(got - want) / want)
+        n += 1
+    check(
+        f"summary --by arm: {n} interval half-widths equal t.ppf(0.975) sd / sqrt(n) (worst {worst:.1e})",
+        n >= 6 and worst <= 1e-13,
+        f"worst relative gap {worst:.2e}",
+    )
+
+
 def main():
     binary = sys.argv[1]
     with tempfile.TemporaryDirectory() as t:
@@ -144,6 +173,7 @@ def main():
         adjusted(binary, tmp)
         fisher(binary, tmp)
         race(binary, tmp)
+        intervals(binary, tmp)
     finish("statsmodels and scipy")
 
 
