@@ -2,9 +2,10 @@
 //! agents spread, check and trust claims.
 //!
 //! Layers, from the core out:
-//! - `rng`, `math`: the draw protocol's streams and the correctly rounded
-//!   `exp`, `ln` and powers, so results depend on neither the machine nor
-//!   its C library;
+//! - `rng`, `math`: the draw protocol's streams, the correctly rounded
+//!   `exp`, `ln` and powers, and the gamma, beta and Student-t functions
+//!   built on them, so results depend on neither the machine nor its C
+//!   library;
 //! - `params`, `words`, `model`: the typed boundary every model implements
 //!   (parameters in, records out) and the registry of models;
 //! - `cascade`, `hive`, `trustsim`, `trust`: the models and the trust-v1
