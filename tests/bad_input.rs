@@ -36,6 +36,21 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             vec![":3:", "model = \"wtness\"", "unknown model", "witness"],
         ),
         (
+            "no model",
+            "# a study\n[experiment]\nname = \"x\"\n".to_string(),
+            vec![":2:", "[experiment] model: missing", "add model = \"witness\"", "hive"],
+        ),
+        (
+            "no name",
+            "[experiment]\nmodel = \"witness\"\n".to_string(),
+            vec![":1:", "[experiment] name: missing", "add name = ", "results/<name>"],
+        ),
+        (
+            "no [experiment]",
+            "[fixed]\ngain = 2.0\n".to_string(),
+            vec![":1:", "[experiment]: missing", "model = \"witness\""],
+        ),
+        (
             "unknown policy",
             format!("{HEAD}[[arm]]\nname = \"a\"\npolicy = \"pooling\"\n"),
             vec![":6:", "`policy` = \"pooling\"", "endorsement, source_aware, reserved"],

@@ -62,6 +62,10 @@ pub enum Command {
     Replay {
         /// A file written by `witness simulate --export`.
         export: PathBuf,
+        /// Refuse a run that would hold more than this many GB in memory
+        /// [default: half the machine's memory].
+        #[arg(long, value_name = "GB", value_parser = plan::parse_gigabytes)]
+        max_memory: Option<f64>,
     },
     /// A model's parameters (kind, allowed values, default, doc, which
     /// policies read it), output columns, tables, outcomes and ranking.
@@ -81,7 +85,7 @@ pub enum Command {
         max_runs: u64,
         /// Refuse work that would hold more than this many GB in memory at
         /// once [default: half the machine's memory].
-        #[arg(long, value_name = "GB")]
+        #[arg(long, value_name = "GB", value_parser = plan::parse_gigabytes)]
         max_memory: Option<f64>,
         /// Start each external arm's policy once, check its handshake, and
         /// time one of its runs (answers go to a scratch folder).
@@ -177,7 +181,7 @@ pub enum Command {
 pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
     match cli.command {
         Command::Simulate(a) => simulate::simulate(&a, registry),
-        Command::Replay { export } => simulate::replay(&export, registry),
+        Command::Replay { export, max_memory } => simulate::replay(&export, max_memory, registry),
         Command::Describe { model, markdown } => {
             describe::describe(model.as_deref(), markdown, registry)
         }

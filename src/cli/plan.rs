@@ -112,8 +112,41 @@ fn describe_policies(plan: &Plan, probe: Option<&Policies>) {
     }
 }
 
-fn gigabytes(b: u64) -> String {
-    format!("{:.1} GB", b as f64 / 1e9)
+/// A byte count for a message: GB to one decimal, or MB below 0.1 GB so
+/// that a small limit does not read as zero.
+pub(super) fn gigabytes(b: u64) -> String {
+    if b >= 100_000_000 {
+        format!("{:.1} GB", b as f64 / 1e9)
+    } else {
+        format!("{:.1} MB", b as f64 / 1e6)
+    }
+}
+
+/// The memory a command may plan for, in bytes, and where that limit came
+/// from: `--max-memory GB` when given, else half the machine's memory.
+pub(super) fn memory_limit(max_memory: Option<f64>) -> (u64, String) {
+    match max_memory {
+        Some(gb) => ((gb * 1e9) as u64, "--max-memory".to_string()),
+        None => {
+            let total = machine_memory();
+            (
+                total / 2,
+                format!("half of this machine's {}", gigabytes(total)),
+            )
+        }
+    }
+}
+
+/// Parses `--max-memory`: a positive number of GB (10^9 bytes). Zero, a
+/// negative number or NaN would refuse every run for a reason the message
+/// could not name, so they are refused here instead.
+pub(super) fn parse_gigabytes(text: &str) -> std::result::Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(gb) if gb > 0.0 && !gb.is_nan() => Ok(gb),
+        _ => Err(format!(
+            "`{text}` is not a positive number of GB; give one such as 16 or 0.5 (inf for no limit)"
+        )),
+    }
 }
 
 /// The machine's memory, from /proc/meminfo (8 GB where it cannot be read).
@@ -134,14 +167,7 @@ fn check_memory(
     threads: usize,
     max_memory: Option<f64>,
 ) -> Result<()> {
-    let total = machine_memory();
-    let (limit, whose) = match max_memory {
-        Some(gb) => ((gb * 1e9) as u64, "--max-memory".to_string()),
-        None => (
-            total / 2,
-            format!("half of this machine's {}", gigabytes(total)),
-        ),
-    };
+    let (limit, whose) = memory_limit(max_memory);
     let threads = threads.min(v.chunk_bytes.len()).max(1);
     let need = v.peak_bytes(threads);
     if need <= limit {

@@ -42,7 +42,7 @@ pub struct RunArgs {
     pub max_runs: u64,
     /// Refuse work that would hold more than this many GB in memory at once
     /// [default: half the machine's memory].
-    #[arg(long, value_name = "GB")]
+    #[arg(long, value_name = "GB", value_parser = super::plan::parse_gigabytes)]
     pub max_memory: Option<f64>,
     /// Take every external arm's answers from the record log of this
     /// results folder instead of running its policy; a run whose requests

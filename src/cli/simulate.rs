@@ -22,6 +22,10 @@ pub struct SimulateArgs {
     /// Write the single-run export (config, summary, detail tables) as JSON.
     #[arg(long, value_name = "FILE")]
     pub export: Option<PathBuf>,
+    /// Refuse a run that would hold more than this many GB in memory
+    /// [default: half the machine's memory].
+    #[arg(long, value_name = "GB", value_parser = super::plan::parse_gigabytes)]
+    pub max_memory: Option<f64>,
 }
 
 pub fn simulate(a: &SimulateArgs, registry: &Registry) -> Result<u8> {
@@ -34,7 +38,7 @@ pub fn simulate(a: &SimulateArgs, registry: &Registry) -> Result<u8> {
     })?;
     let mut p = Resolved::defaults(model.params());
     set::apply(model.params(), &mut p, &a.set)?;
-    check_memory(model, &p, a.export.is_some())?;
+    check_memory(model, &p, a.export.is_some(), a.max_memory)?;
     let sim = model.simulate(&p, a.export.is_some())?;
     print!("{}", sim.text);
     if let (Some(path), Some(doc)) = (&a.export, &sim.export) {
@@ -44,7 +48,7 @@ pub fn simulate(a: &SimulateArgs, registry: &Registry) -> Result<u8> {
     Ok(if sim.failed { EXIT_FAILED } else { 0 })
 }
 
-pub fn replay(path: &Path, registry: &Registry) -> Result<u8> {
+pub fn replay(path: &Path, max_memory: Option<f64>, registry: &Registry) -> Result<u8> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let stored: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
         Error::Usage(format!(
@@ -64,7 +68,7 @@ pub fn replay(path: &Path, registry: &Registry) -> Result<u8> {
     let p = model
         .params_of_export(&stored)
         .map_err(|e| Error::Usage(format!("{}: config: {e}", path.display())))?;
-    check_memory(model, &p, true)?;
+    check_memory(model, &p, true, max_memory)?;
     let fresh = model.simulate(&p, true)?.export.expect("asked for");
     match first_difference(&stored, &fresh, 1e-12, false) {
         None => {
@@ -81,9 +85,14 @@ pub fn replay(path: &Path, registry: &Registry) -> Result<u8> {
     }
 }
 
-/// Refuses a run (and its export) that would not fit in half the
-/// machine's memory, before anything is allocated.
-fn check_memory(model: &dyn DynModel, p: &Resolved, export: bool) -> Result<()> {
+/// Refuses a run (and its export) that would not fit in the memory limit
+/// (`--max-memory`, else half the machine's), before anything is allocated.
+fn check_memory(
+    model: &dyn DynModel,
+    p: &Resolved,
+    export: bool,
+    max_memory: Option<f64>,
+) -> Result<()> {
     let fp = model.checked(p)?.footprint;
     let rows: u64 = model
         .tables()
@@ -103,7 +112,7 @@ fn check_memory(model: &dyn DynModel, p: &Resolved, export: bool) -> Result<()> 
     let need = fp
         .working_bytes
         .saturating_add(if export { rows } else { 0 });
-    let limit = super::plan::machine_memory() / 2;
+    let (limit, whose) = super::plan::memory_limit(max_memory);
     if need > limit {
         let what = if export {
             "the run and its export"
@@ -123,11 +132,11 @@ fn check_memory(model: &dyn DynModel, p: &Resolved, export: bool) -> Result<()> 
             sizes.join(", ")
         };
         return Err(Error::Usage(format!(
-            "{what} would need about {:.1} GB in memory, over the limit of {:.1} GB (half of this machine's memory); \
-             lower {sizes}{}",
-            need as f64 / 1e9,
-            limit as f64 / 1e9,
-            if export { ", or drop --export" } else { "" }
+            "{what} would need about {} in memory, over the limit of {} ({whose}); \
+             lower {sizes}{}, or pass --max-memory GB",
+            super::plan::gigabytes(need),
+            super::plan::gigabytes(limit),
+            if export { ", drop --export" } else { "" }
         )));
     }
     Ok(())

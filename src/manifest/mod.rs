@@ -6,6 +6,7 @@
 mod arms;
 mod axes;
 mod design;
+mod experiment;
 mod raw;
 mod search;
 
@@ -18,9 +19,10 @@ use crate::model::{DynModel, Registry};
 use crate::params::{lookup, show, ParamError, ParamId, ParamSet, ParamSpec, Resolved, Value};
 use arms::{arm, placebo_of};
 use axes::axes;
+use experiment::Header;
 use raw::{Ordered, RawManifest};
 
-pub const DEFAULT_CHUNK_RUNS: usize = 32;
+pub use experiment::DEFAULT_CHUNK_RUNS;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Axis {
@@ -144,45 +146,12 @@ impl Manifest {
                 format!("{} (see docs/reference/manifest.md)", e.message().trim()),
             )
         })?;
-        let exp = raw.experiment.get_ref();
-        let name = exp.name.get_ref().trim().to_string();
-        let name_ok = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-            && !name.starts_with('.');
-        if !name_ok {
-            return Err(cx.err(
-                exp.name.span(),
-                format!(
-                    "[experiment] name = {:?}: not usable as a folder name; allowed: letters, digits, '-', '_', '.'",
-                    exp.name.get_ref()
-                ),
-            ));
-        }
-        let model = registry.find(exp.model.get_ref()).ok_or_else(|| {
-            cx.err(
-                exp.model.span(),
-                format!(
-                    "[experiment] model = {:?}: unknown model; allowed: one of {}",
-                    exp.model.get_ref(),
-                    registry.names().join(", ")
-                ),
-            )
-        })?;
-        let chunk_runs = match &exp.chunk_runs {
-            None => DEFAULT_CHUNK_RUNS,
-            Some(c) if (1..=1_000_000).contains(c.get_ref()) => *c.get_ref() as usize,
-            Some(c) => {
-                return Err(cx.err(
-                    c.span(),
-                    format!(
-                        "[experiment] chunk_runs = {}: out of range; allowed: 1 ..= 1000000",
-                        c.get_ref()
-                    ),
-                ))
-            }
-        };
+        let Header {
+            name,
+            model,
+            description,
+            chunk_runs,
+        } = experiment::header(&cx, raw.experiment.as_ref(), registry)?;
         let specs = model.params();
         let mut base = Resolved::defaults(specs);
         let mut taken: Vec<ParamId> = Vec::new();
@@ -299,7 +268,7 @@ impl Manifest {
             hash: manifest_hash(text, &sources),
             name,
             model,
-            description: exp.description.clone(),
+            description,
             chunk_runs,
             base,
             common,

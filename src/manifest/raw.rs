@@ -9,7 +9,9 @@ use toml::Spanned;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawManifest {
-    pub experiment: Spanned<RawExperiment>,
+    /// Optional here only so that its absence gets a message naming the
+    /// fix, rather than serde's.
+    pub experiment: Option<Spanned<RawExperiment>>,
     #[serde(default)]
     pub fixed: Ordered,
     #[serde(default)]
@@ -25,8 +27,9 @@ pub struct RawManifest {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawExperiment {
-    pub name: Spanned<String>,
-    pub model: Spanned<String>,
+    /// Both required; optional here for the same reason as `experiment`.
+    pub name: Option<Spanned<String>>,
+    pub model: Option<Spanned<String>>,
     #[serde(default)]
     pub description: String,
     /// Runs per chunk: the unit of parallel work, of resume and of shards.
