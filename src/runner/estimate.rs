@@ -72,10 +72,16 @@ pub fn estimate(plan: &Plan, probe: Option<&Policies>) -> String {
     for &id in &ids {
         let started = Instant::now();
         let ext = external(id);
+        // A raced plan's rows carry the rung their run belongs to; a
+        // sample is timed as if in the first.
+        let spec = crate::grid::RunSpec {
+            rung: plan.schedule().map(|_| 0),
+            ..plan.grid_run(id)
+        };
         run_into(
             plan,
             &tables,
-            &plan.grid_run(id),
+            &spec,
             &mut rows,
             probe.unwrap_or(&none),
             logs.as_mut(),
