@@ -1,7 +1,7 @@
 //! `--set key=value` overrides: the value is TOML (`true`, `[10, 20]`,
 //! `"hub"`), and a bare word is taken as a string so `graph=hub` works.
 
-use crate::params::{lookup, parse_word as parse_value, ParamError, ParamSpec, Resolved};
+use crate::params::{lookup, parse_word as parse_value, Kind, ParamError, ParamSpec, Resolved};
 
 pub fn apply(specs: &[ParamSpec], p: &mut Resolved, sets: &[String]) -> Result<(), ParamError> {
     for s in sets {
@@ -14,9 +14,32 @@ pub fn apply(specs: &[ParamSpec], p: &mut Resolved, sets: &[String]) -> Result<(
             )
         })?;
         let id = lookup(specs, k.trim())?;
-        p.set(id, id.spec(specs).accept(&parse_value(v.trim()))?);
+        let spec = id.spec(specs);
+        let word = v.trim();
+        // An integer too large for TOML's 64 bits is no TOML value, so it
+        // would become the bare word "18446744073709551615" and be called
+        // text; for a number it is out of range, and says so.
+        let numeric = matches!(
+            spec.kind,
+            Kind::Int { .. } | Kind::IntOrNone { .. } | Kind::Float { .. }
+        );
+        if numeric && is_integer_literal(word) && parse_value(word).is_str() {
+            return Err(ParamError::new(
+                spec.name,
+                word,
+                "out of range",
+                spec.kind.allowed(),
+            ));
+        }
+        p.set(id, spec.accept(&parse_value(word))?);
     }
     Ok(())
+}
+
+/// Whether `s` is written as an integer: an optional sign, then digits.
+fn is_integer_literal(s: &str) -> bool {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -29,5 +52,20 @@ mod tests {
         assert_eq!(parse_value("hub"), toml::Value::String("hub".into()));
         assert_eq!(parse_value("\"hub\""), toml::Value::String("hub".into()));
         assert_eq!(parse_value("[10,20]").as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn an_integer_too_large_for_toml_is_out_of_range_but_a_quoted_one_is_text() {
+        let specs = crate::cascade::config::PARAMS;
+        let mut p = Resolved::defaults(specs);
+        let set = |text: &str, p: &mut Resolved| apply(specs, p, &[text.to_string()]);
+        let err = set("seed=18446744073709551615", &mut p).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "parameter `seed` = 18446744073709551615: out of range; allowed: an integer in 0 ..= 9223372036854775807"
+        );
+        let err = set("population=\"300\"", &mut p).unwrap_err();
+        assert!(err.problem.contains("wrong type (string)"), "{err}");
+        set("population=300", &mut p).unwrap();
     }
 }

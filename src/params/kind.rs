@@ -127,21 +127,9 @@ impl Kind {
             }
             (Kind::IntOrNone { .. }, toml::Value::String(s)) if s == "none" => Ok(Value::Null),
             (Kind::IntOrNone { .. }, toml::Value::Integer(i)) => range_checked(Value::Int(*i)),
-            // A number too large for TOML's 64-bit integers reaches here as
-            // a bare word from `--set`: it is out of range, not text.
-            (
-                Kind::Int { .. } | Kind::IntOrNone { .. } | Kind::Float { .. },
-                toml::Value::String(s),
-            ) if is_integer_literal(s) => Err(bad("out of range")),
             _ => Err(bad(&format!("wrong type ({})", raw.type_str()))),
         }
     }
-}
-
-/// Whether `s` is written as an integer (an optional sign, then digits).
-fn is_integer_literal(s: &str) -> bool {
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// A TOML value as the user wrote it, for error messages.
