@@ -12,7 +12,7 @@ use crate::store::meta;
 /// The files of a results folder, in the order a reader meets them.
 const FILES: &[(&str, &str)] = &[
     ("manifest.toml", "the manifest the folder was run from, byte for byte; with a `[design]` file, that file beside it"),
-    ("runs.parquet", "one row per run: ids, every parameter that varies or was set, the model's summary metrics, `failed` and `failure`"),
+    ("runs.parquet", "one row per run: ids, every parameter of the model (one added after results were published only where the manifest sets it), the model's summary metrics, `failed` and `failure`"),
     ("<table>.parquet", "each detail table the model writes and `[output]` keeps (e.g. `trajectories`, `agents`, `episodes`), every row led by `run_id`"),
     ("policy_calls.parquet", "with `[output] policy_calls = true`: one row per external decision"),
     ("policy-log/", "the record logs of external arms: every answer, written and synced before it is used, so a resume asks only for what is missing and `replay = \"require\"` needs no process"),
@@ -53,7 +53,7 @@ pub fn markdown() -> String {
     s += &columns_table(&[DESIGN_POINT]);
     s += "\nthen, with a `[search]`:\n\n";
     s += &columns_table(&[RUNG]);
-    s += "\nthen one column per parameter that a `[fixed]`, `[grid]`, `[design]` or arm sets (its type follows the parameter's kind; an integer-or-none parameter is a nullable integer), then the model's summary columns, then, if some arm is external (the summary columns become nullable, since a failed decision leaves no summary):\n\n";
+    s += "\nthen one column per parameter of the model, in its declared order, whether set or left at its default (a parameter added after results were published, such as the cascade's `grounding`, only where a `[fixed]`, `[grid]`, `[design]` or arm sets it, so older results keep their columns; its type follows the parameter's kind; an integer-or-none parameter is a nullable integer), then the model's summary columns, then, if some arm is external (the summary columns become nullable, since a failed decision leaves no summary):\n\n";
     s += &columns_table(PolicyUsage::COLUMNS);
     s += "\nand last:\n\n";
     s += &columns_table(&[FAILED, FAILURE]);
