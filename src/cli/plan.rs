@@ -8,7 +8,7 @@ use crate::grid::{Plan, Validation};
 use crate::model::Registry;
 use crate::params::Value;
 use crate::policy::Policies;
-use crate::runner::estimate::estimate;
+use crate::runner::estimate::{estimate, human_bytes};
 
 /// A scratch folder that removes itself.
 struct Scratch(std::path::PathBuf);
@@ -112,16 +112,6 @@ fn describe_policies(plan: &Plan, probe: Option<&Policies>) {
     }
 }
 
-/// A byte count for a message: GB to one decimal, or MB below 0.1 GB so
-/// that a small limit does not read as zero.
-pub(super) fn gigabytes(b: u64) -> String {
-    if b >= 100_000_000 {
-        format!("{:.1} GB", b as f64 / 1e9)
-    } else {
-        format!("{:.1} MB", b as f64 / 1e6)
-    }
-}
-
 /// The memory a command may plan for, in bytes, and where that limit came
 /// from: `--max-memory GB` when given, else half the machine's memory.
 pub(super) fn memory_limit(max_memory: Option<f64>) -> (u64, String) {
@@ -131,7 +121,7 @@ pub(super) fn memory_limit(max_memory: Option<f64>) -> (u64, String) {
             let total = machine_memory();
             (
                 total / 2,
-                format!("half of this machine's {}", gigabytes(total)),
+                format!("half of this machine's {}", human_bytes(total as f64)),
             )
         }
     }
@@ -185,10 +175,10 @@ fn check_memory(
          the largest {}), over the limit of {} ({whose}); turn off a large table in [output], lower \
          chunk_runs, --threads or {sizes}, or pass --max-memory GB",
         plan.manifest.file,
-        gigabytes(need),
+        human_bytes(need as f64),
         plan.manifest.chunk_runs,
-        gigabytes(largest),
-        gigabytes(limit),
+        human_bytes(largest as f64),
+        human_bytes(limit as f64),
     )))
 }
 

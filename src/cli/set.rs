@@ -23,7 +23,8 @@ pub fn apply(specs: &[ParamSpec], p: &mut Resolved, sets: &[String]) -> Result<(
             spec.kind,
             Kind::Int { .. } | Kind::IntOrNone { .. } | Kind::Float { .. }
         );
-        if numeric && is_integer_literal(word) && parse_value(word).is_str() {
+        let raw = parse_value(word);
+        if numeric && is_integer_literal(word) && raw.is_str() {
             return Err(ParamError::new(
                 spec.name,
                 word,
@@ -31,7 +32,7 @@ pub fn apply(specs: &[ParamSpec], p: &mut Resolved, sets: &[String]) -> Result<(
                 spec.kind.allowed(),
             ));
         }
-        p.set(id, spec.accept(&parse_value(word))?);
+        p.set(id, spec.accept(&raw)?);
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ use crate::error::{Error, Result, EXIT_FAILED};
 use crate::jsondiff::first_difference;
 use crate::model::{DynModel, Registry};
 use crate::params::Resolved;
+use crate::runner::estimate::human_bytes;
 
 #[derive(clap::Args, Debug)]
 pub struct SimulateArgs {
@@ -134,8 +135,8 @@ fn check_memory(
         return Err(Error::Usage(format!(
             "{what} would need about {} in memory, over the limit of {} ({whose}); \
              lower {sizes}{}, or pass --max-memory GB",
-            super::plan::gigabytes(need),
-            super::plan::gigabytes(limit),
+            human_bytes(need as f64),
+            human_bytes(limit as f64),
             if export { ", drop --export" } else { "" }
         )));
     }

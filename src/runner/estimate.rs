@@ -15,7 +15,8 @@ use crate::runner::tables::{run_into, tables};
 const SAMPLES: usize = 4;
 const SPREAD: u64 = 4;
 
-fn human_bytes(b: f64) -> String {
+/// A byte count for people: B, kB, MB or GB, to one decimal.
+pub fn human_bytes(b: f64) -> String {
     match b {
         b if b >= 1e9 => format!("{:.1} GB", b / 1e9),
         b if b >= 1e6 => format!("{:.1} MB", b / 1e6),
