@@ -1,8 +1,9 @@
 //! Regressions of the runner found by attacking it: grids too large to
 //! number, duplicated and damaged rows, placebos that copy their baseline,
 //! no-op reruns that wrote, thread counts, unusable output folders, shard
-//! counts, Ctrl-C (work too large for memory is in `memory.rs`). Each bad
-//! input exits 2 with a message that names it; nothing panics.
+//! counts (mixed, and far above the chunks), Ctrl-C (work too large for
+//! memory is in `memory.rs`). Each bad input exits 2 with a message that
+//! names it; nothing panics.
 
 mod common;
 
@@ -250,6 +251,48 @@ fn shards_of_different_counts_merge_to_the_same_bytes() {
     let mut got = data_files(&dir);
     got.retain(|k, _| !k.starts_with("timing"));
     assert!(got == data_files(&single));
+}
+
+#[test]
+fn shards_lists_only_the_shards_that_own_chunks_and_knows_a_whole_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "s.toml", SMALL);
+    // 16 chunks. A count far above them (a Slurm array larger than the
+    // plan) once made `shards` allocate a state per shard and abort.
+    let dir = tmp.path().join("huge");
+    let n = u64::MAX.to_string();
+    witness()
+        .args(["run", "-q", "--shard", &format!("0/{n}"), "--out"])
+        .arg(&dir)
+        .arg(&m)
+        .assert()
+        .success();
+    let out = witness()
+        .args(["shards", "--json"])
+        .arg(&dir)
+        .assert()
+        .code(1);
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(doc["count"], u64::MAX);
+    assert_eq!(doc["shards"].as_array().unwrap().len(), 16);
+    assert_eq!(doc["unfinished"].as_array().unwrap().len(), 15);
+    witness()
+        .args(["shards", "--count", "4294967296"])
+        .arg(&dir)
+        .assert()
+        .code(1)
+        .stdout(contains("shard 15/4294967296  missing").and(contains(
+            "shards 16..4294967295 have no chunks (the plan has 16 chunks)",
+        )));
+    // A folder run whole, not in shards, is one shard of one.
+    let whole = tmp.path().join("whole");
+    run_ok(&m, &whole);
+    witness()
+        .arg("shards")
+        .arg(&whole)
+        .assert()
+        .success()
+        .stdout(contains("complete and merged; nothing is left to run"));
 }
 
 #[test]

@@ -77,8 +77,8 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
             },
         },
     )?;
-    print_table(&report.rows);
-    println!("placebo: {}", report.placebo);
+    print_table(&report.rows)?;
+    outln!("placebo: {}", report.placebo)?;
     let table = TableData::of_records(&report.rows);
     let csv = results.file("compare.csv");
     table
@@ -106,20 +106,20 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
     });
     let json = results.file("compare.json");
     write_json(&json, &doc).map_err(|e| Error::store(&json, e))?;
-    println!("wrote {} and {}", csv.display(), json.display());
+    outln!("wrote {} and {}", csv.display(), json.display())?;
     Ok(0)
 }
 
-fn print_table(rows: &[CompareRow]) {
+fn print_table(rows: &[CompareRow]) -> Result<()> {
     let mut last = "";
     for r in rows {
         if r.scenario != last {
-            println!("\n{}", r.scenario);
+            outln!("\n{}", r.scenario)?;
             let effect = match &r.effect_metric {
                 Some(m) => format!("effect on {m} (arm - {}) [95% CI]", r.baseline),
                 None => "(no paired effect: pass --metric to add one)".into(),
             };
-            println!(
+            outln!(
                 "  {:<28} {:<14} {:>7} {:>9} {:>8} {:>8}  {effect}",
                 "arm",
                 "verdict",
@@ -127,7 +127,7 @@ fn print_table(rows: &[CompareRow]) {
                 "sim mean",
                 "floor",
                 format!("p {}", r.adjustment.name())
-            );
+            )?;
             last = &r.scenario;
         }
         let applied = if r.applied { "" } else { "  (not applied)" };
@@ -138,7 +138,7 @@ fn print_table(rows: &[CompareRow]) {
         let p = r
             .p_adjusted
             .map_or("-".to_string(), crate::analysis::compare::show_p);
-        println!(
+        outln!(
             "  {:<28} {:<14} {:>3}/{:<3} {:>9.3} {:>8.3} {p:>8}  {effect}{applied}",
             r.arm,
             r.verdict.label(),
@@ -146,9 +146,10 @@ fn print_table(rows: &[CompareRow]) {
             r.samples,
             r.similarity_mean,
             r.floor,
-        );
+        )?;
     }
     if let Some(r) = rows.first() {
-        println!("\n{}", r.claim);
+        outln!("\n{}", r.claim)?;
     }
+    Ok(())
 }

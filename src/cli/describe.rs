@@ -19,9 +19,9 @@ pub fn describe(model: Option<&str>, markdown: bool, registry: &Registry) -> Res
         reference::markdown(models[0])
     };
     if markdown {
-        print!("{text}");
+        out!("{text}")?;
     } else {
-        print!("{}", reference::plain(&text));
+        out!("{}", reference::plain(&text))?;
     }
     Ok(0)
 }

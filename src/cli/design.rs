@@ -2,7 +2,6 @@
 //! plot, or to evaluate elsewhere (the values are exact: shortest
 //! round-trip decimals).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -54,9 +53,7 @@ pub fn design(a: &DesignArgs, registry: &Registry) -> Result<u8> {
     let text = String::from_utf8(bytes).expect("CSV of UTF-8 text");
     match &a.out {
         Some(path) => write(path, &text)?,
-        None => std::io::stdout()
-            .write_all(text.as_bytes())
-            .map_err(|e| Error::Usage(format!("standard output: {e}")))?,
+        None => out!("{text}")?,
     }
     Ok(0)
 }

@@ -3,7 +3,6 @@
 //! `crate::reference`; this only writes them.
 
 use clap::{Args, Subcommand};
-use std::io::Write;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
@@ -40,9 +39,8 @@ pub fn generate(a: &GenerateArgs, registry: &Registry) -> Result<u8> {
                 .collect(),
         ),
         What::Completions { shell } => {
-            std::io::stdout()
-                .write_all(&reference::cli::completions(*shell))
-                .map_err(|e| Error::io(std::path::Path::new("stdout"), e))?;
+            let script = reference::cli::completions(*shell);
+            out!("{}", String::from_utf8_lossy(&script))?;
             Ok(0)
         }
     }
@@ -55,7 +53,7 @@ fn write_pages(dir: &std::path::Path, pages: Vec<reference::Page>) -> Result<u8>
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
         crate::store::atomic::write(&path, &page.bytes).map_err(|e| Error::io(&path, e))?;
-        println!("wrote {}", path.display());
+        outln!("wrote {}", path.display())?;
     }
     Ok(0)
 }

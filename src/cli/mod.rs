@@ -2,6 +2,10 @@
 //! is argument parsing, one library call and a writer; nothing here
 //! computes over runs.
 
+// First, so that every verb's module sees its macros.
+#[macro_use]
+mod out;
+
 mod compare;
 mod describe;
 mod design;
@@ -179,7 +183,7 @@ pub enum Command {
 
 /// Runs a verb; the exit code on success (1 when a check failed).
 pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
-    match cli.command {
+    let code = match cli.command {
         Command::Simulate(a) => simulate::simulate(&a, registry),
         Command::Replay { export, max_memory } => simulate::replay(&export, max_memory, registry),
         Command::Describe { model, markdown } => {
@@ -210,7 +214,9 @@ pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
         Command::Plot(a) => plot::plot(&a, registry),
         Command::Trust(t) => trust::run(t),
         Command::Generate(a) => generate::generate(&a, registry),
-    }
+    }?;
+    out::flush()?;
+    Ok(code)
 }
 
 /// Reads and validates a manifest file.
@@ -225,11 +231,12 @@ pub fn load(path: &Path, registry: &Registry) -> Result<Manifest> {
 }
 
 /// Prints the problems a check found, at most 20 of them.
-fn print_problems(problems: &[String]) {
+fn print_problems(problems: &[String]) -> Result<()> {
     for p in problems.iter().take(20) {
-        println!("  {p}");
+        outln!("  {p}")?;
     }
     if problems.len() > 20 {
-        println!("  ... and {} more", problems.len() - 20);
+        outln!("  ... and {} more", problems.len() - 20)?;
     }
+    Ok(())
 }

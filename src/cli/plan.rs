@@ -69,7 +69,7 @@ fn check_commands(plan: &Plan) -> Result<()> {
 
 /// What `plan` says of each external arm; with `probe`, what it learned
 /// from starting the policy and timing one run.
-fn describe_policies(plan: &Plan, probe: Option<&Policies>) {
+fn describe_policies(plan: &Plan, probe: Option<&Policies>) -> Result<()> {
     for (i, arm) in plan.manifest.arms.iter().enumerate() {
         let Some(ext) = &arm.external else { continue };
         let how = if ext.replay {
@@ -83,33 +83,36 @@ fn describe_policies(plan: &Plan, probe: Option<&Policies>) {
                 ext.retries
             )
         };
-        println!("policy     arm {}: {how}", arm.name);
+        outln!("policy     arm {}: {how}", arm.name)?;
         let Some(live) = probe.and_then(|p| p.arm(i)) else {
             if !ext.replay {
-                println!(
+                outln!(
                     "           not started; `plan --probe-policy` starts it once and times a run"
-                );
+                )?;
             }
             continue;
         };
         if let Some(why) = live.stopped() {
-            println!("           FAILED: {why}");
+            outln!("           FAILED: {why}")?;
             continue;
         }
         match live.identity() {
-            Ok(id) => println!(
+            Ok(id) => outln!(
                 "           reports {} {} (digest {})",
-                id.name, id.version, id.digest
-            ),
-            Err(e) => println!("           FAILED: {e}"),
+                id.name,
+                id.version,
+                id.digest
+            )?,
+            Err(e) => outln!("           FAILED: {e}")?,
         }
         let (asked, rate) = live.rate();
         if asked > 0 {
-            println!(
+            outln!(
                 "           decided the {asked} decisions of the sampled runs at {rate:.0} decisions/s per process"
-            );
+            )?;
         }
     }
+    Ok(())
 }
 
 /// The memory a command may plan for, in bytes, and where that limit came
@@ -213,25 +216,25 @@ pub fn plan(
     let m = &plan.manifest;
     let model = m.model;
     let specs = model.params();
-    println!(
+    outln!(
         "experiment {} (model {}, {})",
         m.name,
         model.name(),
         model.version()
-    );
+    )?;
     if !m.description.is_empty() {
-        println!("           {}", m.description);
+        outln!("           {}", m.description)?;
     }
     let common: u64 = m.common.iter().map(|a| a.values.len() as u64).product();
-    println!(
+    outln!(
         "runs       {}{} ({} arm(s), {} common grid points each)",
         if m.search.is_some() { "at most " } else { "" },
         plan.grid_total(),
         m.arms.len(),
         common
-    );
+    )?;
     for a in &m.common {
-        println!("axis       {} = {}", a.name, summarize_values(&a.values));
+        outln!("axis       {} = {}", a.name, summarize_values(&a.values))?;
     }
     if let (Some(s), Some(schedule)) = (&m.search, plan.schedule()) {
         let budgets: Vec<String> = s.budgets().iter().map(usize::to_string).collect();
@@ -242,7 +245,7 @@ pub fn plan(
             ),
             crate::search::Method::Halving => format!("the best 1/{} go on after each rung", s.eta),
         };
-        println!(
+        outln!(
             "search     {} over {} candidates by {} ({} is better), adding `{}` values: {} in all by rung",
             s.method.name(),
             schedule.candidates(),
@@ -250,20 +253,20 @@ pub fn plan(
             if s.maximize { "higher" } else { "lower" },
             m.common[s.resource].name,
             budgets.join(", ")
-        );
-        println!(
+        )?;
+        outln!(
             "           {test}, keeping at least {}; rung 0 runs {} (the estimate below is for the full grid)",
             s.keep_at_least, plan.total
-        );
+        )?;
     }
     if let Some(d) = &m.design {
         for (k, line) in d.describe().iter().enumerate() {
-            println!("{:<10} {line}", if k == 0 { "design" } else { "" });
+            outln!("{:<10} {line}", if k == 0 { "design" } else { "" })?;
         }
-        println!(
+        outln!(
             "           each arm runs every design point at every common grid point ({} x {common})",
             d.len()
-        );
+        )?;
     }
     for ((i, arm), range) in m.arms.iter().enumerate().zip(plan.arm_ranges()) {
         let pinned: Vec<String> = arm
@@ -276,15 +279,15 @@ pub fn plan(
             .iter()
             .map(|a| format!("{} = {}", a.name, summarize_values(&a.values)))
             .collect();
-        println!(
+        outln!(
             "arm {i:<6} {} ({} runs) {} {}",
             arm.name,
             range.end - range.start,
             pinned.join(", "),
             axes.join(", ")
-        );
+        )?;
     }
-    println!(
+    outln!(
         "chunks     {} of up to {} runs{}",
         plan.chunk_count(),
         m.chunk_runs,
@@ -293,17 +296,17 @@ pub fn plan(
         } else {
             ""
         }
-    );
-    println!("{}", estimate(&plan, probe.as_ref()));
-    describe_policies(&plan, probe.as_ref());
+    )?;
+    outln!("{}", estimate(&plan, probe.as_ref()))?;
+    describe_policies(&plan, probe.as_ref())?;
     if let Some(p) = &probe {
         p.shutdown();
     }
     if warnings.is_empty() {
-        println!("warnings   none");
+        outln!("warnings   none")?;
     }
     for w in &warnings {
-        println!("warning    {w}");
+        outln!("warning    {w}")?;
     }
     Ok(0)
 }

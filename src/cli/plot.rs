@@ -61,7 +61,7 @@ pub fn plot(a: &PlotArgs, registry: &Registry) -> Result<u8> {
         written.push(stem);
     }
     for stem in &written {
-        println!("wrote {} and .png", with_suffix(stem, "svg").display());
+        outln!("wrote {} and .png", with_suffix(stem, "svg").display())?;
     }
     Ok(0)
 }

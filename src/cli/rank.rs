@@ -18,19 +18,19 @@ pub fn rank(
     let results = ResultsDir::open(dir, registry)?;
     let table = crate::analysis::rank::run(&results, grid_order, filter)?;
     let header: Vec<&str> = table.columns.iter().map(|c| c.name).collect();
-    println!("{}", header.join("\t"));
+    outln!("{}", header.join("\t"))?;
     for row in table.rows.iter().take(top) {
         let cells: Vec<String> = row.iter().map(|v| v.plain()).collect();
-        println!("{}", cells.join("\t"));
+        outln!("{}", cells.join("\t"))?;
     }
     if table.rows.len() > top {
-        println!("... {} more in rank.csv", table.rows.len() - top);
+        outln!("... {} more in rank.csv", table.rows.len() - top)?;
     }
     let path = results.file("rank.csv");
     table
         .write(&path, Format::Csv, &[])
         .map_err(|e| Error::store(&path, e))?;
     let (doc, _) = results.model().ranking().expect("ranked");
-    println!("wrote {} (key: {doc})", path.display());
+    outln!("wrote {} (key: {doc})", path.display())?;
     Ok(0)
 }

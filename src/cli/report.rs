@@ -37,6 +37,6 @@ pub fn report(a: &ReportArgs, registry: &Registry) -> Result<u8> {
     for n in doc["notes"].as_array().into_iter().flatten() {
         eprintln!("note: {}", n.as_str().unwrap_or_default());
     }
-    println!("wrote {} ({} KB)", out.display(), page.len().div_ceil(1024));
+    outln!("wrote {} ({} KB)", out.display(), page.len().div_ceil(1024))?;
     Ok(0)
 }

@@ -24,39 +24,39 @@ pub fn search(dir: &Path, top: usize, registry: &Registry) -> Result<u8> {
     let s = plan.schedule().expect("raced");
     let search = &s.search;
     let axis = plan.manifest.common[search.resource].name;
-    println!(
+    outln!(
         "{}: {} over {} candidates on `{axis}`, metric {} ({} is better)",
         plan.manifest.name,
         search.method.name(),
         s.candidates(),
         search.metric,
         if search.maximize { "higher" } else { "lower" }
-    );
-    println!("rung\t{axis} values\tcandidates\truns\tremoved");
+    )?;
+    outln!("rung\t{axis} values\tcandidates\truns\tremoved")?;
     for r in &o.rungs {
-        println!(
+        outln!(
             "{}\t{}\t{}\t{}\t{}",
             r.rung,
             values(plan, search.resource, &r.values),
             r.candidates,
             r.runs,
             r.removed
-        );
+        )?;
     }
-    println!("{}", spent(&o));
-    println!("place\tcandidate\tmean\tvalues\toutcome");
+    outln!("{}", spent(&o))?;
+    outln!("place\tcandidate\tmean\tvalues\toutcome")?;
     for c in o.candidates.iter().take(top) {
-        println!(
+        outln!(
             "{}\t{}\t{}\t{}\t{}",
             c.place,
             c.candidate,
             c.mean.map_or("-".into(), |m| format!("{m:.4}")),
             c.values,
             reason(c)
-        );
+        )?;
     }
     if o.candidates.len() > top {
-        println!("... {} more in search.csv", o.candidates.len() - top);
+        outln!("... {} more in search.csv", o.candidates.len() - top)?;
     }
     let table = TableData::of_records(&o.candidates);
     let csv = results.file("search.csv");
@@ -87,7 +87,7 @@ pub fn search(dir: &Path, top: usize, registry: &Registry) -> Result<u8> {
     });
     let json = results.file("search.json");
     write_json(&json, &doc).map_err(|e| Error::store(&json, e))?;
-    println!("wrote {} and {}", csv.display(), json.display());
+    outln!("wrote {} and {}", csv.display(), json.display())?;
     Ok(0)
 }
 

@@ -62,7 +62,7 @@ pub fn sensitivity(a: &SensitivityArgs, registry: &Registry) -> Result<u8> {
             dir: &dir,
         },
     )?;
-    print_table(&report);
+    print_table(&report)?;
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
@@ -90,7 +90,7 @@ pub fn sensitivity(a: &SensitivityArgs, registry: &Registry) -> Result<u8> {
     });
     let json = results.file("sensitivity.json");
     write_json(&json, &doc).map_err(|e| Error::store(&json, e))?;
-    println!("wrote {} and {}", csv.display(), json.display());
+    outln!("wrote {} and {}", csv.display(), json.display())?;
     Ok(0)
 }
 
@@ -101,7 +101,7 @@ fn cell(r: &SensitivityRow) -> String {
     }
 }
 
-fn print_table(report: &Report) {
+fn print_table(report: &Report) -> Result<()> {
     let heads: &[&str] = match report.kind {
         Kind::Sobol => &["S1", "ST"],
         Kind::Morris => &["mu_star", "mu", "sigma"],
@@ -115,9 +115,9 @@ fn print_table(report: &Report) {
             } else {
                 &r.scenario
             };
-            println!("\n{} | {} | {}", scenario, r.arm, r.metric);
+            outln!("\n{} | {} | {}", scenario, r.arm, r.metric)?;
             let cols: Vec<String> = heads.iter().map(|h| format!("{h:<25}")).collect();
-            println!("  {:<20} {}", "factor", cols.join(" "));
+            outln!("  {:<20} {}", "factor", cols.join(" "))?;
             last = here;
         }
         let cells: Vec<String> = heads
@@ -135,25 +135,26 @@ fn print_table(report: &Report) {
                     .map_or(String::new(), |x| format!("{:<25}", cell(x)))
             })
             .collect();
-        println!("  {:<20} {}", r.factor, cells.join(" "));
+        outln!("  {:<20} {}", r.factor, cells.join(" "))?;
     }
     let pairs: Vec<&SensitivityRow> = report.rows.iter().filter(|r| r.index == "S2").collect();
     if !pairs.is_empty() {
-        println!("\nsecond order (S2)");
+        outln!("\nsecond order (S2)")?;
         for r in pairs {
             let scenario = if r.scenario.is_empty() {
                 "all runs"
             } else {
                 &r.scenario
             };
-            println!(
+            outln!(
                 "  {scenario} | {} | {} x {}: {}",
                 r.arm,
                 r.factor,
                 r.with.as_deref().unwrap_or(""),
                 cell(r)
-            );
+            )?;
         }
     }
-    println!();
+    outln!()?;
+    Ok(())
 }

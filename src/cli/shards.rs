@@ -22,17 +22,21 @@ pub fn shards(dir: &Path, count: Option<u64>, json: bool, registry: &Registry) -
             "engine": s.engine,
             "commands": commands(&s, &left),
         });
-        println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
+        outln!("{}", serde_json::to_string_pretty(&doc).expect("JSON"))?;
     } else {
-        print(&s, &left);
+        print(&s, &left)?;
     }
     Ok(u8::from(!left.is_empty()))
 }
 
-fn print(s: &Status, left: &[u64]) {
+fn print(s: &Status, left: &[u64]) -> Result<()> {
     if s.merged {
-        println!("{}: merged; every shard of {} is in", s.dir, s.count);
-        return;
+        outln!(
+            "{}: complete and merged; nothing is left to run ({} shard(s))",
+            s.dir,
+            s.count
+        )?;
+        return Ok(());
     }
     for sh in &s.shards {
         let state = match sh.done {
@@ -40,17 +44,24 @@ fn print(s: &Status, left: &[u64]) {
             0 => "missing".to_string(),
             d => format!("partial ({d} of {} chunks)", sh.chunks),
         };
-        println!("shard {}/{}  {state}", sh.shard, s.count);
+        outln!("shard {}/{}  {state}", sh.shard, s.count)?;
+    }
+    let owning = s.shards.len() as u64;
+    if owning < s.count {
+        outln!(
+            "shards {owning}..{} have no chunks (the plan has {owning} chunks): nothing to run",
+            s.count - 1
+        )?;
     }
     if left.is_empty() {
-        println!("every shard is complete; run: witness merge {}", s.dir);
-        return;
+        outln!("every shard is complete; run: witness merge {}", s.dir)?;
+        return Ok(());
     }
     let c = commands(s, left);
     let line = |k: &str| c[k].as_str().unwrap_or_default().to_string();
-    println!(
+    outln!(
         "\nto finish, run the unfinished shards (they resume their finished chunks), then merge:"
-    );
+    )?;
     let mut rows = vec![
         ("loop", "one machine:   ", line("loop")),
         (
@@ -74,9 +85,10 @@ fn print(s: &Status, left: &[u64]) {
         rows[0].2.push_str("   <- the shards ran under this");
     }
     for (_, label, text) in rows {
-        println!("  {label}{text}");
+        outln!("  {label}{text}")?;
     }
-    println!("  then:          {}", line("merge"));
+    outln!("  then:          {}", line("merge"))?;
+    Ok(())
 }
 
 /// The commands that finish `left`, by engine.

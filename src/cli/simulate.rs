@@ -41,10 +41,10 @@ pub fn simulate(a: &SimulateArgs, registry: &Registry) -> Result<u8> {
     set::apply(model.params(), &mut p, &a.set)?;
     check_memory(model, &p, a.export.is_some(), a.max_memory)?;
     let sim = model.simulate(&p, a.export.is_some())?;
-    print!("{}", sim.text);
+    out!("{}", sim.text)?;
     if let (Some(path), Some(doc)) = (&a.export, &sim.export) {
         crate::store::table::write_json(path, doc).map_err(|e| Error::store(path, e))?;
-        println!("export     {}", path.display());
+        outln!("export     {}", path.display())?;
     }
     Ok(if sim.failed { EXIT_FAILED } else { 0 })
 }
@@ -73,14 +73,14 @@ pub fn replay(path: &Path, max_memory: Option<f64>, registry: &Registry) -> Resu
     let fresh = model.simulate(&p, true)?.export.expect("asked for");
     match first_difference(&stored, &fresh, 1e-12, false) {
         None => {
-            println!(
+            outln!(
                 "replay ok: {} reproduces (discrete values identical, floats within 1e-12)",
                 path.display()
-            );
+            )?;
             Ok(0)
         }
         Some(diff) => {
-            println!("replay FAILED: {} differs at {diff}", path.display());
+            outln!("replay FAILED: {} differs at {diff}", path.display())?;
             Ok(EXIT_FAILED)
         }
     }

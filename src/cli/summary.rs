@@ -41,7 +41,7 @@ pub fn summary(a: &SummaryArgs, registry: &Registry) -> Result<u8> {
         a.filter.as_deref(),
     )?;
     let header: Vec<&str> = table.columns.iter().map(|c| c.name).collect();
-    println!("{}", header.join("\t"));
+    outln!("{}", header.join("\t"))?;
     for row in &table.rows {
         let cells: Vec<String> = row
             .iter()
@@ -50,12 +50,12 @@ pub fn summary(a: &SummaryArgs, registry: &Registry) -> Result<u8> {
                 other => other.plain(),
             })
             .collect();
-        println!("{}", cells.join("\t"));
+        outln!("{}", cells.join("\t"))?;
     }
     let path = results.file("summary.csv");
     table
         .write(&path, Format::Csv, &[])
         .map_err(|e| Error::store(&path, e))?;
-    println!("wrote {}", path.display());
+    outln!("wrote {}", path.display())?;
     Ok(0)
 }

@@ -164,19 +164,19 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
     ));
     crate::store::atomic::write_all(&files).map_err(|e| Error::io(out, e))?;
     for (name, table) in report.tables() {
-        println!(
+        outln!(
             "{:<11} {:>7} rows -> {}",
             name,
             table.rows.len(),
             out.join(format!("{name}.parquet")).display()
-        );
+        )?;
     }
     let shown: Vec<String> = report
         .status_counts()
         .iter()
         .map(|(n, c)| format!("{n} {c}"))
         .collect();
-    println!("statuses    {}", shown.join(", "));
+    outln!("statuses    {}", shown.join(", "))?;
     Ok(0)
 }
 
@@ -212,13 +212,18 @@ pub fn compare(i: &Inputs, target: &str, dimension: &str, context: &str) -> Resu
     let (r, fell_back) =
         crate::trust::ratings::compare(&ev, i.today, &weights, target, dimension, &facets);
     if fell_back {
-        println!("no rating of {target} has every facet of {facets:?}; using all contexts");
+        outln!("no rating of {target} has every facet of {facets:?}; using all contexts")?;
     }
-    println!(
+    outln!(
         "{target} {dimension}: {:.3} from {} rating(s) (mean {:.3}; low {}, mid {}, high {})",
-        r.value, r.ratings, r.mean, r.low, r.mid, r.high
-    );
+        r.value,
+        r.ratings,
+        r.mean,
+        r.low,
+        r.mid,
+        r.high
+    )?;
     let failures = ev.usage_failures(target, i.today);
-    println!("usage failures reported on {target}: {failures}");
+    outln!("usage failures reported on {target}: {failures}")?;
     Ok(0)
 }

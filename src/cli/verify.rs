@@ -23,20 +23,20 @@ pub fn verify(dir: &Path, replay: u64, all: bool, registry: &Registry) -> Result
             "no detail tables stored (each run checked its identities as it ran, and replays check them again)"
                 .to_string()
         };
-        println!(
+        outln!(
             "verify ok: {}: {} runs; every file as sealed; {} values read and within their columns; {identities}; {} runs replayed identically",
             dir.display(),
             r.runs,
             r.values,
             r.replayed
-        );
+        )?;
         return Ok(0);
     }
-    println!(
+    outln!(
         "verify FAILED: {}: {} problem(s)",
         dir.display(),
         r.problems.len()
-    );
-    super::print_problems(&r.problems);
+    )?;
+    super::print_problems(&r.problems)?;
     Ok(EXIT_FAILED)
 }

@@ -25,6 +25,9 @@ pub struct Status {
     /// The results are assembled and sealed: nothing is left to do.
     pub merged: bool,
     pub count: u64,
+    /// The shards that own chunks: the first min(count, chunks). A larger
+    /// count (a Slurm array bigger than the plan) leaves the rest with
+    /// nothing to do, and listing them would only cost memory.
     pub shards: Vec<ShardState>,
     /// The manifest to run the missing shards from.
     pub manifest: String,
@@ -48,13 +51,16 @@ pub fn status(dir: &Path, count: Option<u64>, registry: &Registry) -> Result<Sta
     let layout = Layout::new(dir);
     let plan = layout.read_plan(registry)?;
     let recorded = recorded_counts(dir);
+    let merged = is_complete(&plan, &layout, &tables(&plan.manifest))?;
     let count = match (count, recorded.as_slice()) {
         (Some(n), _) if n >= 1 => n,
         (Some(_), _) => return Err(usage("--count must be at least 1")),
         (None, [n]) => *n,
+        // Run whole, not in shards: one shard of one.
+        (None, []) if merged => 1,
         (None, []) => {
             return Err(usage(&format!(
-                "{}: no shard has finished here yet, so the shard count is unknown; pass --count N",
+                "{}: no shard has finished here yet, so the shard count is unknown; pass --count N (1 for a run that was not sharded)",
                 dir.display()
             )))
         }
@@ -65,9 +71,8 @@ pub fn status(dir: &Path, count: Option<u64>, registry: &Registry) -> Result<Sta
             )))
         }
     };
-    let merged = is_complete(&plan, &layout, &tables(&plan.manifest))?;
     let chunks = plan.chunk_count();
-    let shards = (0..count)
+    let shards = (0..count.min(chunks))
         .map(|k| {
             let mine: Vec<u64> = (k..chunks).step_by(count as usize).collect();
             ShardState {
