@@ -3,13 +3,16 @@
 //! column name. Every analysis verb starts here, so "is this a results
 //! folder, and is it whole?" is answered in one place.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::grid::Plan;
 use crate::model::{DynModel, Registry, Row};
 use crate::params::Value;
 use crate::runner::layout::Layout;
 use crate::runner::RunError;
+use crate::store::seal::{self, Seal};
 use crate::store::{parquet, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +34,10 @@ pub enum ResultsError {
         found: usize,
         total: u64,
     },
+    /// The folder no longer holds what its seal records: an edited
+    /// manifest, a changed table, a missing seal.
+    #[error("{problem}; {fix}")]
+    Unsealed { problem: String, fix: String },
     #[error(transparent)]
     Run(#[from] RunError),
 }
@@ -38,6 +45,9 @@ pub enum ResultsError {
 pub struct ResultsDir {
     pub layout: Layout,
     pub plan: Plan,
+    seal: Seal,
+    /// Tables whose bytes have been checked against the seal.
+    checked: Mutex<BTreeSet<String>>,
 }
 
 impl ResultsDir {
@@ -58,7 +68,13 @@ impl ResultsDir {
                         .into(),
             }));
         }
-        Ok(ResultsDir { layout, plan })
+        let seal = read_seal(&layout, &plan)?;
+        Ok(ResultsDir {
+            layout,
+            plan,
+            seal,
+            checked: Mutex::default(),
+        })
     }
 
     pub fn dir(&self) -> &Path {
@@ -74,10 +90,11 @@ impl ResultsDir {
         self.layout.dir.join(name)
     }
 
-    /// The path of a table, which must exist.
+    /// The path of a table, which must exist and hold the bytes sealed.
     pub fn table(&self, name: &str) -> Result<PathBuf, ResultsError> {
         let path = self.layout.table(name);
         if path.is_file() {
+            self.check_table(name, &path)?;
             return Ok(path);
         }
         let hint = if name == "runs" {
@@ -90,6 +107,32 @@ impl ResultsDir {
             table: name.into(),
             hint,
         })
+    }
+
+    /// A table's bytes against the seal, once per table: an analysis must
+    /// not quietly read a changed byte that `verify` would refuse.
+    fn check_table(&self, name: &str, path: &Path) -> Result<(), ResultsError> {
+        let mut checked = self.checked.lock().expect("not poisoned");
+        if checked.contains(name) {
+            return Ok(());
+        }
+        let Some(sealed) = self.seal.table(name) else {
+            return Err(self.unsealed(format!("{}: not listed in the seal", path.display())));
+        };
+        let problem =
+            seal::differs(path, sealed.bytes, &sealed.sha256).map_err(|e| RunError::io(path, e))?;
+        if let Some(problem) = problem {
+            return Err(self.unsealed(format!("{}: {problem}", path.display())));
+        }
+        checked.insert(name.to_string());
+        Ok(())
+    }
+
+    fn unsealed(&self, problem: String) -> ResultsError {
+        ResultsError::Unsealed {
+            problem,
+            fix: rebuild_fix(self.dir()),
+        }
     }
 
     fn store_err(path: &Path) -> impl Fn(StoreError) -> ResultsError + '_ {
@@ -147,4 +190,54 @@ impl ResultsDir {
         let path = self.table(table)?;
         parquet::scan_columns(&path, names, f).map_err(Self::store_err(&path))
     }
+}
+
+/// How to get whole results back into `dir`.
+fn rebuild_fix(dir: &Path) -> String {
+    format!(
+        "`witness verify {0}` lists every problem; run the manifest into {0} again \
+         (`witness run MANIFEST --out {0}`) to rebuild the results",
+        dir.display()
+    )
+}
+
+/// The folder's seal, which must be there and be for this manifest.
+fn read_seal(layout: &Layout, plan: &Plan) -> Result<Seal, ResultsError> {
+    let dir = &layout.dir;
+    let seal = Seal::read(dir).map_err(|e| ResultsError::Unsealed {
+        problem: e.to_string(),
+        fix: rebuild_fix(dir),
+    })?;
+    let Some(seal) = seal else {
+        if layout.parts().exists() {
+            return Err(ResultsError::Run(RunError::Incomplete {
+                dir: dir.display().to_string(),
+                message: "the run is not finished (parts are waiting to be assembled); rerun \
+                          `witness run` to resume it, or `witness merge` the shards"
+                    .into(),
+            }));
+        }
+        return Err(ResultsError::Unsealed {
+            problem: format!(
+                "{}: missing, so nothing records what was written",
+                layout.seal().display()
+            ),
+            fix: rebuild_fix(dir),
+        });
+    };
+    if seal.manifest_sha256 != plan.manifest.hash || seal.runs != plan.total {
+        return Err(ResultsError::Unsealed {
+            problem: format!(
+                "{}: changed since the results were written (the seal is for manifest {}…, \
+                 this one is {}…)",
+                layout.manifest().display(),
+                &seal.manifest_sha256[..12.min(seal.manifest_sha256.len())],
+                &plan.manifest.hash[..12]
+            ),
+            fix: "put back the manifest the results were run from, or run the edited one \
+                  into a new folder"
+                .into(),
+        });
+    }
+    Ok(seal)
 }

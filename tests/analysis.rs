@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{run_ok, witness, write_manifest};
+use common::{reseal, run_ok, witness, write_manifest};
 use predicates::str::contains;
 use serde_json::Value as Json;
 use std::path::Path;
@@ -82,7 +82,12 @@ fn verdicts_come_from_the_stored_runs_and_follow_a_changed_value() {
     // other scenario's verdicts must not move.
     let copy = tmp.path().join("copy");
     std::fs::create_dir_all(&copy).unwrap();
-    for f in ["manifest.toml", "runs.parquet", "trajectories.parquet"] {
+    for f in [
+        "manifest.toml",
+        "runs.parquet",
+        "trajectories.parquet",
+        "complete.json",
+    ] {
         std::fs::copy(out.join(f), copy.join(f)).unwrap();
     }
     let path = copy.join("runs.parquet");
@@ -112,6 +117,14 @@ fn verdicts_come_from_the_stored_runs_and_follow_a_changed_value() {
         *x = (*x + 0.5) % 1.0;
     }
     parquet::write(&path, &columns, [parquet::batch(&columns, &all)], &kv).unwrap();
+    // Unsealed, the edited table is refused; resealed, it is read.
+    witness()
+        .args(["compare", "--baseline", "endorsement"])
+        .arg(&copy)
+        .assert()
+        .code(2)
+        .stderr(contains("runs.parquet: its bytes are not the ones written"));
+    reseal(&copy);
     let changed = compare_json(&copy);
     let sa = row(&changed, "graph=small_world", "source_aware");
     assert_eq!(

@@ -244,6 +244,7 @@ fn plot_refuses_damaged_trajectories_without_panicking() {
             &kv,
         )
         .unwrap();
+        common::reseal(&dir);
         witness()
             .arg("plot")
             .arg(&dir)

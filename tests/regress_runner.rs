@@ -228,7 +228,57 @@ fn damaged_bytes_anywhere_fail_verify_cleanly() {
         assert_eq!(o.status.code(), Some(1), "byte {at}: {said}");
         assert!(!said.contains("panicked"), "byte {at}: {said}");
         assert!(said.contains("runs.parquet"), "byte {at}: {said}");
+        // The analysis verbs refuse it too, and `run` makes the results
+        // again rather than calling the folder complete.
+        witness()
+            .args(["summary", "--by", "arm"])
+            .arg(&dir)
+            .assert()
+            .code(2)
+            .stderr(contains("runs.parquet: its bytes are not the ones written"));
+        witness()
+            .args(["run", "--out"])
+            .arg(&dir)
+            .arg(&m)
+            .assert()
+            .success()
+            .stderr(contains("the results were made again: "));
+        assert!(data_files(&dir) == data_files(&out), "byte {at}");
     }
+}
+
+#[test]
+fn analysis_verbs_refuse_a_folder_its_seal_no_longer_describes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "s.toml", SMALL);
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    // An edited manifest would relabel every group of the analysis.
+    let manifest = out.join("manifest.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("population = 60", "population = 70"),
+    )
+    .unwrap();
+    witness()
+        .args(["summary", "--by", "arm"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(
+            contains("manifest.toml: changed since the results were written")
+                .and(contains("put back the manifest the results were run from")),
+        );
+    std::fs::write(&manifest, &text).unwrap();
+    witness().arg("summary").arg(&out).assert().success();
+    std::fs::remove_file(out.join("complete.json")).unwrap();
+    witness()
+        .arg("summary")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains("complete.json: missing").and(contains("to rebuild the results")));
 }
 
 #[test]

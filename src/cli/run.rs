@@ -234,6 +234,9 @@ fn one_line(
             "\narm {arm}: {asked} decision(s) asked of up to {jobs} policy process(es) (the rest came from the record log), {rate:.0} decisions/s of a process's time"
         ));
     }
+    if let Some(why) = &r.rebuilt {
+        line.push_str(&format!("\nthe results were made again: {why}"));
+    }
     if !r.redone.is_empty() {
         line.push_str(&format!(
             "\n{} chunk(s) had damaged parts and were run again",

@@ -10,6 +10,7 @@ use std::path::Path;
 use super::chunk;
 use super::kept::Kept;
 use super::layout::Layout;
+use super::sealed::is_complete;
 use super::stream::{check_ids, Stream, Streams, Tally};
 use super::tables::{metadata, tables, Table};
 use super::RunError;
@@ -236,37 +237,6 @@ fn seal_logs(layout: &Layout) -> Result<Vec<SealedFile>, RunError> {
             })
         })
         .collect()
-}
-
-/// Whether the folder holds this plan's complete results: a seal for this
-/// manifest listing exactly these tables, each file present at its sealed
-/// size. A seal that no longer matches is removed, so the run redoes the
-/// results instead of calling them complete.
-pub fn is_complete(plan: &Plan, layout: &Layout, tables: &[Table]) -> Result<bool, RunError> {
-    let seal = match Seal::read(&layout.dir) {
-        Ok(Some(s)) => s,
-        Ok(None) => return Ok(false),
-        Err(_) => {
-            let _ = std::fs::remove_file(layout.seal());
-            return Ok(false);
-        }
-    };
-    let whole = seal.manifest_sha256 == plan.manifest.hash
-        && seal.runs == plan.total
-        && seal.tables.len() == tables.len()
-        && tables.iter().all(|t| {
-            seal.table(t.name).is_some_and(|s| {
-                std::fs::metadata(layout.table(t.name)).is_ok_and(|m| m.len() == s.bytes)
-            })
-        })
-        && seal
-            .files
-            .iter()
-            .all(|f| std::fs::metadata(layout.dir.join(&f.file)).is_ok_and(|m| m.len() == f.bytes));
-    if !whole {
-        std::fs::remove_file(layout.seal()).map_err(|e| RunError::io(&layout.seal(), e))?;
-    }
-    Ok(whole)
 }
 
 /// Removes the parts of a sealed folder, table by table.

@@ -15,6 +15,7 @@ mod kept;
 pub mod layout;
 pub mod lock;
 mod race;
+mod sealed;
 pub mod shard;
 pub mod shards;
 mod stream;
@@ -25,9 +26,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use assemble::remove_parts;
-pub use assemble::{failures_in, is_complete, merge};
+pub use assemble::{failures_in, merge};
 use job::Job;
 use layout::Layout;
+pub use sealed::{is_complete, seal_state, Sealed};
 use tables::{tables, Table};
 
 use crate::grid::Plan;
@@ -213,6 +215,9 @@ pub struct Report {
     pub replaced: bool,
     /// Chunks whose parts were damaged and were run again.
     pub redone: Vec<u64>,
+    /// Why the folder's seal no longer held (a sealed file changed), so
+    /// the results were made again.
+    pub rebuilt: Option<String>,
     /// (run_id, what failed) for runs whose identities broke.
     pub failures: Vec<(u64, String)>,
     /// Per external arm: (arm, decisions asked of its processes, decisions
@@ -245,7 +250,15 @@ pub fn execute(
         replaced: work.is_staging(),
         ..Report::default()
     };
-    if shard.count == 1 && is_complete(&plan, &work, &tables)? {
+    let sealed = match shard.count {
+        1 => seal_state(&plan, &work, &tables)?,
+        // A shard leaves the seal to `merge`.
+        _ => Sealed::Absent,
+    };
+    if let Sealed::Stale(why) = &sealed {
+        report.rebuilt = Some(why.clone());
+    }
+    if sealed == Sealed::Whole {
         report.already_complete = true;
         report.chunks = plan.chunk_count();
         report.chunks_done = report.chunks;

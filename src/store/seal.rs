@@ -57,6 +57,19 @@ pub fn block_chunks(chunks: u64) -> u64 {
     chunks.div_ceil(MAX_BLOCKS).max(1)
 }
 
+/// How the file at `path` differs from what the seal recorded for it (its
+/// size and SHA-256), if it does; the caller names the file.
+pub fn differs(path: &Path, bytes: u64, sha256: &str) -> std::io::Result<Option<String>> {
+    let (got, size) = super::digest::file_sha256(path)?;
+    Ok((got != sha256 || size != bytes).then(|| {
+        format!(
+            "its bytes are not the ones written ({size} bytes, SHA-256 {}…; the seal says {bytes} bytes, {}…)",
+            &got[..12],
+            &sha256[..12.min(sha256.len())]
+        )
+    }))
+}
+
 impl Seal {
     pub fn table(&self, name: &str) -> Option<&SealedTable> {
         self.tables.iter().find(|t| t.name == name)

@@ -17,8 +17,8 @@ use super::tables::tables;
 use super::RunError;
 use crate::model::Registry;
 use crate::params::Value;
-use crate::store::digest::{combine, file_sha256, RowDigest};
-use crate::store::seal::{block_chunks, Seal};
+use crate::store::digest::{combine, RowDigest};
+use crate::store::seal::{self, block_chunks, Seal};
 
 mod run;
 mod stored;
@@ -254,16 +254,9 @@ pub fn verify(dir: &Path, replay: Replay, registry: &Registry) -> Result<VerifyR
 fn check_sealed_files(dir: &Path, seal: &Seal, problems: &mut Vec<String>) {
     for f in &seal.files {
         let path = dir.join(&f.file);
-        match file_sha256(&path) {
+        match seal::differs(&path, f.bytes, &f.sha256) {
             Err(e) => problems.push(format!("{}: {e}; the seal lists it", path.display())),
-            Ok((sha256, bytes)) if sha256 != f.sha256 || bytes != f.bytes => problems.push(format!(
-                "{}: its bytes are not the ones written ({bytes} bytes, SHA-256 {}…; the seal says {} bytes, {}…)",
-                path.display(),
-                &sha256[..12],
-                f.bytes,
-                &f.sha256[..12.min(f.sha256.len())]
-            )),
-            Ok(_) => {}
+            Ok(why) => problems.extend(why.map(|why| format!("{}: {why}", path.display()))),
         }
     }
     match crate::policy::log::log_files(dir) {

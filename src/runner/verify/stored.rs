@@ -10,8 +10,7 @@ use super::super::RunError;
 use crate::grid::Plan;
 use crate::model::{Column, Row};
 use crate::params::Value;
-use crate::store::digest::file_sha256;
-use crate::store::seal::Seal;
+use crate::store::seal::{self, Seal};
 use crate::store::{parquet, FileMeta, StoreError};
 
 /// A stored row: its run id, its row number in the file, and the values
@@ -121,18 +120,22 @@ pub(super) fn open_table(
             message: format!("{file} is missing; finish the run (or `witness merge`) first"),
         });
     }
+    let mut damaged = None;
     if let Some(sealed) = seal.and_then(|s| s.table(table.name)) {
-        let (sha256, bytes) = file_sha256(&path).map_err(|e| RunError::io(&path, e))?;
-        if sha256 != sealed.sha256 || bytes != sealed.bytes {
-            problems.push(format!(
-                "{file}: its bytes are not the ones written ({bytes} bytes, SHA-256 {}…; the seal says {} bytes, {}…)",
-                &sha256[..12],
-                sealed.bytes,
-                &sealed.sha256[..12.min(sealed.sha256.len())]
-            ));
-        }
+        damaged = seal::differs(&path, sealed.bytes, &sealed.sha256)
+            .map_err(|e| RunError::io(&path, e))?;
+        problems.extend(damaged.iter().map(|why| format!("{file}: {why}")));
     }
-    let reader = parquet::open(&path).map_err(|e| RunError::corrupt(&path, e))?;
+    let reader = parquet::open(&path).map_err(|e| match &damaged {
+        // Say why it cannot be read, not only the Parquet reader's words.
+        Some(why) => RunError::corrupt(
+            &path,
+            StoreError::Format(format!(
+                "{why}, and it cannot be read ({e}); run its manifest into this folder again (`witness run`) to rebuild the results"
+            )),
+        ),
+        None => RunError::corrupt(&path, e),
+    })?;
     let expected = parquet::column_types(&table.columns);
     if reader.columns != expected {
         let first = expected.iter().zip(&reader.columns).find(|(e, a)| e != a);
