@@ -102,6 +102,11 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             vec![":6:", "base = 100", "power of two", "try 64 or 128"],
         ),
         (
+            "a Sobol' base too small to vary every factor",
+            format!("{HEAD}[design]\nkind = \"sobol\"\nbase = 2\n[design.factors]\ngain = {{ from = 1, to = 9 }}\ncommunication = {{ from = 0.1, to = 0.9 }}\n"),
+            vec![":6:", "base = 2", "the same gain, communication", "0 by construction", "use base = 8 or more"],
+        ),
+        (
             "odd Morris levels",
             format!("{HEAD}[design]\nkind = \"morris\"\ntrajectories = 4\nlevels = 5\n[design.factors]\ngain = {{ from = 1, to = 9 }}\n"),
             vec![":7:", "levels = 5", "must be even", "try 6"],

@@ -282,7 +282,7 @@ fn every_design_kind_gives_the_same_bytes_on_any_threads_shards_and_after_a_kill
     let kinds = [
         "kind = \"list\"\npoints = [{ gain = 3.0, check_delay = 1 }, { gain = 9.0, check_delay = 4 }]",
         "kind = \"lhs\"\nsamples = 6\nseed = 4\n[design.factors]\ngain = { from = 1.0, to = 9.0 }\ncheck_delay = { from = 0, to = 5 }",
-        "kind = \"sobol\"\nbase = 4\n[design.factors]\ngain = { from = 1.0, to = 9.0, log = true }\ncheck_delay = { from = 0, to = 5 }",
+        "kind = \"sobol\"\nbase = 8\n[design.factors]\ngain = { from = 1.0, to = 9.0, log = true }\ncheck_delay = { from = 0, to = 5 }",
         "kind = \"morris\"\ntrajectories = 3\n[design.factors]\ngain = { from = 1.0, to = 9.0 }\ncheck_delay = { from = 0, to = 5 }",
     ];
     for design in kinds {

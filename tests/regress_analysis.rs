@@ -186,6 +186,70 @@ fn scenarios_and_filters_match_values_not_text() {
 }
 
 #[test]
+fn a_repeated_column_is_named_once_and_one_axis_is_not_two() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = results(tmp.path());
+    witness()
+        .args([
+            "summary",
+            "--by",
+            "arm,arm",
+            "--metrics",
+            "peak_mistaken, peak_mistaken",
+        ])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("arm\tmetric\tn\tmean"));
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    // Five arm variants (two gains, their placebos, source_aware), one
+    // metric each: the repeats gave two arm columns and every row twice.
+    assert_eq!(
+        csv.lines().next(),
+        Some("arm,metric,n,mean,sd,ci95_low,ci95_high")
+    );
+    assert_eq!(csv.lines().count(), 6, "{csv}");
+    witness()
+        .args(["plot", "--x", "communication", "--y", "communication"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains("--x and --y are both communication"));
+}
+
+#[test]
+fn a_filter_that_keeps_no_run_is_refused_with_the_values_there_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = results(tmp.path());
+    // These gave empty tables, a heatmap from -inf to inf, or compare's
+    // "arms here:" with nothing after it.
+    for verb in [
+        vec!["summary"],
+        vec!["plot"],
+        vec!["compare", "--baseline", "endorsement[gain=3.0]"],
+    ] {
+        witness()
+            .args(&verb)
+            .args(["--where", "arm=endorsment"])
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(contains(
+                "--where \"arm=endorsment\": no arm `endorsment` here; arms: endorsement, endorsement:placebo, source_aware",
+            ));
+        witness()
+            .args(&verb)
+            .args(["--where", "communication=0.6, seed=2"])
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(contains(
+                "keeps none of the 40 runs; values here: communication = 0.5 | 0.8; seed = 1 | 2 | 3 | 4",
+            ));
+    }
+}
+
+#[test]
 fn rank_takes_a_filter_too() {
     let tmp = tempfile::tempdir().unwrap();
     let m = write_manifest(

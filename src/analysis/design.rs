@@ -7,9 +7,11 @@
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
+use super::filter::pairs;
+pub use super::filter::{Filter, FilterError};
 use crate::grid::Plan;
 use crate::manifest::Axis;
-use crate::params::{lookup, with_role, ParamError, ParamId, ParamSpec, Role, Value};
+use crate::params::{lookup, with_role, ParamId, ParamSpec, Role, Value};
 
 /// A combination of the common axes' values (seed and replicate aside).
 #[derive(Clone, Debug, PartialEq)]
@@ -96,96 +98,23 @@ pub fn is_descriptive(specs: &[ParamSpec], axis: &Axis) -> bool {
     !matches!(axis.id.spec(specs).role, Role::Seed | Role::Replicate)
 }
 
-/// Which runs an analysis looks at: `--where graph=hub,truth=false` keeps
-/// the runs with every one of those values (matched as values, so
-/// `gain=9` is `gain=9.0`); `arm=NAME` keeps one arm.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Filter {
-    settings: Vec<(ParamId, Value)>,
-    arms: Vec<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum FilterError {
-    #[error("{flag} {text:?}: `{part}` is not key=value; write e.g. \"graph=hub, truth=false\"")]
-    Malformed {
-        flag: String,
-        text: String,
-        part: String,
-    },
-    #[error("{flag} {text:?}: {source}")]
-    Param {
-        flag: String,
-        text: String,
-        source: Box<ParamError>,
-    },
-    #[error("--scenario {0:?}: no such scenario; scenarios: {1}")]
-    NoScenario(String, String),
-}
-
-/// Parameter settings, and arm names.
-type Pairs = (Vec<(ParamId, Value)>, Vec<String>);
-
-/// `key=value` pairs separated by commas (or semicolons), each value
-/// checked against its parameter.
-fn pairs(plan: &Plan, flag: &str, text: &str) -> Result<Pairs, FilterError> {
-    let specs = plan.model().params();
-    let mut settings = Vec::new();
-    let mut arms = Vec::new();
-    for part in text
-        .split([',', ';'])
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
-        let (k, v) = part.split_once('=').ok_or_else(|| FilterError::Malformed {
-            flag: flag.into(),
-            text: text.into(),
-            part: part.into(),
-        })?;
-        let (k, v) = (k.trim(), v.trim());
-        if k == "arm" {
-            arms.push(v.to_string());
-            continue;
-        }
-        let param = |source| FilterError::Param {
-            flag: flag.into(),
-            text: text.into(),
-            source: Box::new(source),
-        };
-        let id = lookup(specs, k).map_err(param)?;
-        let value = id
-            .spec(specs)
-            .accept(&crate::params::parse_word(v))
-            .map_err(param)?;
-        settings.push((id, value));
-    }
-    Ok((settings, arms))
-}
-
-impl Filter {
-    pub fn parse(plan: &Plan, text: &str) -> Result<Filter, FilterError> {
-        let (settings, arms) = pairs(plan, "--where", text)?;
-        Ok(Filter { settings, arms })
-    }
-
-    pub fn keeps(&self, plan: &Plan, run: &crate::grid::RunSpec) -> bool {
-        self.settings.iter().all(|(id, v)| run.params.get(*id) == v)
-            && (self.arms.is_empty() || self.arms.iter().any(|a| *a == plan.arm_name(run.arm)))
-    }
-}
-
 impl Design {
     pub fn of(plan: &Plan) -> Result<Design, DesignError> {
         Design::filtered(plan, &Filter::default())
     }
 
-    /// The design of the runs a `--where` text keeps (all without one).
+    /// The design of the runs a `--where` text keeps (all without one),
+    /// which must keep at least one run.
     pub fn kept(plan: &Plan, filter: Option<&str>) -> crate::Result<Design> {
-        let f = match filter {
-            Some(text) => Filter::parse(plan, text)?,
-            None => Filter::default(),
+        let Some(text) = filter else {
+            return Ok(Design::filtered(plan, &Filter::default())?);
         };
-        Ok(Design::filtered(plan, &f)?)
+        let f = Filter::parse(plan, text)?;
+        let d = Design::filtered(plan, &f)?;
+        if d.places.iter().all(Option::is_none) {
+            return Err(f.keeps_nothing(plan, text).into());
+        }
+        Ok(d)
     }
 
     /// The design of the runs `filter` keeps.

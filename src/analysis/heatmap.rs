@@ -10,8 +10,12 @@ use crate::manifest::Axis;
 use crate::params::Value;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("--x/--y {0}: not a grid axis of this experiment; axes: {1}")]
-pub struct AxisError(pub String, pub String);
+pub enum AxisError {
+    #[error("--x/--y {0}: not a grid axis of this experiment; axes: {1}")]
+    Unknown(String, String),
+    #[error("--x and --y are both {0}; give two different axes, or only --x for the arms by {0}")]
+    Same(String),
+}
 
 /// What the heatmap's panels, rows and columns are.
 pub enum Layout<'p> {
@@ -40,9 +44,14 @@ pub fn layout<'p>(
     let find = |name: &str| {
         all.iter().copied().find(|a| a.name == name).ok_or_else(|| {
             let names: Vec<&str> = all.iter().map(|a| a.name).collect();
-            AxisError(name.into(), names.join(", "))
+            AxisError::Unknown(name.into(), names.join(", "))
         })
     };
+    if let (Some(x), Some(y)) = (x, y) {
+        if x == y {
+            return Err(AxisError::Same(x.into()));
+        }
+    }
     let mut defaults = m
         .common
         .iter()

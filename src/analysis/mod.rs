@@ -7,6 +7,7 @@ pub mod compare;
 pub mod curves;
 pub mod design;
 pub mod figures;
+pub mod filter;
 pub mod heatmap;
 pub mod multiplicity;
 pub mod plot;

@@ -13,10 +13,12 @@ pub fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 
-/// Sample standard deviation (n - 1); 0 for fewer than two values.
+/// Sample standard deviation (n - 1); NaN for fewer than two values, where
+/// it is undefined (as in pandas and R), not 0, which would read as "no
+/// spread" beside an interval that cannot be computed.
 pub fn sample_sd(xs: &[f64]) -> f64 {
     if xs.len() < 2 {
-        return 0.0;
+        return f64::NAN;
     }
     let m = mean(xs);
     (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()

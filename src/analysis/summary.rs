@@ -178,11 +178,9 @@ pub fn summarize(
     let mut rows = Vec::new();
     for (key, values) in &groups {
         for (k, xs) in values.iter().enumerate() {
-            let (m, sd) = if xs.is_empty() {
-                (f64::NAN, f64::NAN)
-            } else {
-                (mean(xs), sample_sd(xs))
-            };
+            // NaN where undefined: the mean of no values, the spread of
+            // fewer than two.
+            let (m, sd) = (mean(xs), sample_sd(xs));
             let (lo, hi) = t_interval(xs).unwrap_or((f64::NAN, f64::NAN));
             let mut row: Vec<Value> = key.iter().map(|(_, v)| Value::Str(v.clone())).collect();
             row.push(Value::from(metrics[k]));

@@ -25,11 +25,16 @@ pub struct SummaryArgs {
     pub filter: Option<String>,
 }
 
+/// The entries of a comma-separated list, trimmed, each once (a repeated
+/// name would give two columns of the same name).
 fn trimmed(list: &[String]) -> Vec<String> {
-    list.iter()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
+    let mut out: Vec<String> = Vec::new();
+    for s in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        if !out.iter().any(|o| o == s) {
+            out.push(s.to_string());
+        }
+    }
+    out
 }
 
 pub fn summary(a: &SummaryArgs, registry: &Registry) -> Result<u8> {

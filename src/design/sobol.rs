@@ -54,6 +54,38 @@ fn gray_step(x: &mut [u32], v: &[[u32; BITS]], i: usize) {
     }
 }
 
+/// The factors whose A and B values agree at every one of the first `base`
+/// samples of Saltelli's scheme over `d` factors (A and B are the two
+/// halves of a 2d-dimensional point). Their first-order and total indices
+/// are then 0 by construction, whatever the model does; this happens for
+/// small bases, whose few points repeat across dimensions. Stops as soon
+/// as every factor has differed.
+pub fn unmixed_factors(base: usize, d: usize) -> Vec<usize> {
+    let v: Vec<[u32; BITS]> = (0..2 * d).map(directions).collect();
+    let mut x = vec![0u32; 2 * d];
+    let mut same = vec![true; d];
+    for i in 0..base {
+        gray_step(&mut x, &v, i);
+        for (j, s) in same.iter_mut().enumerate() {
+            *s &= x[j] == x[d + j];
+        }
+        if !same.contains(&true) {
+            break;
+        }
+    }
+    (0..d).filter(|&j| same[j]).collect()
+}
+
+/// The smallest power-of-two base at which every one of `d` factors
+/// differs between A and B (at most 64 for the dimensions allowed).
+pub fn smallest_base(d: usize) -> usize {
+    let mut base = 2;
+    while !unmixed_factors(base, d).is_empty() {
+        base *= 2;
+    }
+    base
+}
+
 /// The first `n` points of the `dims`-dimensional sequence, the origin
 /// first. Panics past `MAX_DIMS` (the manifest refuses such designs).
 pub fn points(n: usize, dims: usize) -> Vec<Vec<f64>> {
@@ -181,6 +213,25 @@ mod tests {
             assert_eq!(&sample[..d], &seq[i][..d]);
             assert_eq!(&sample[sample.len() - d..], &seq[i][d..]);
         }
+    }
+
+    #[test]
+    fn unmixed_factors_are_those_whose_a_and_b_agree_at_every_sample() {
+        for d in 1..=MAX_DIMS / 2 {
+            let smallest = smallest_base(d);
+            assert!(smallest <= 64, "d = {d}: {smallest}");
+            for base in [smallest / 2, smallest] {
+                let pts = points(base, 2 * d);
+                let want: Vec<usize> = (0..d)
+                    .filter(|&j| pts.iter().all(|p| p[j] == p[d + j]))
+                    .collect();
+                assert_eq!(unmixed_factors(base, d), want, "d = {d}, base = {base}");
+            }
+            assert!(unmixed_factors(smallest, d).is_empty());
+            assert!(!unmixed_factors(smallest / 2, d).is_empty() || smallest == 2);
+        }
+        // Two samples are the origin and the centre: A equals B in all.
+        assert_eq!(unmixed_factors(2, 5), [0, 1, 2, 3, 4]);
     }
 
     #[test]

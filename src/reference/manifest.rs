@@ -94,7 +94,7 @@ pub const SECTIONS: &[Section] = &[
             key("kind", "string", Some("\"grid\""), "\"grid\", \"list\", \"lhs\", \"sobol\" or \"morris\""),
             key("samples", "integer", None, "lhs: the number of points"),
             key("seed", "integer", Some("1"), "lhs and morris: the design's own seed"),
-            key("base", "integer, a power of two", None, "sobol: base samples N; Saltelli's scheme runs N (k + 2) points, N (2k + 2) with second order"),
+            key("base", "integer, a power of two", None, "sobol: base samples N; Saltelli's scheme runs N (k + 2) points, N (2k + 2) with second order. N must be large enough that every factor differs between the A and B samples (8 for 2 factors, 16 for 5, at most 64); a smaller N is refused with the smallest that works"),
             key("second_order", "bool", Some("true"), "sobol: also the points second-order indices need"),
             key("trajectories", "integer", None, "morris: the number of trajectories r"),
             key("levels", "integer", None, "morris: the grid levels p"),

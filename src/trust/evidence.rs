@@ -266,7 +266,9 @@ pub fn normalize_context(s: &str) -> Result<String, FacetError> {
         .map(str::trim)
         .filter(|f| !f.is_empty())
         .collect();
-    if let Some(bad) = facets.iter().find(|f| !f.contains('=')) {
+    // A facet needs a key: `=x` would match no context a rater means.
+    let keyless = |f: &&&str| f.split_once('=').is_none_or(|(k, _)| k.trim().is_empty());
+    if let Some(bad) = facets.iter().find(keyless) {
         return Err(FacetError(bad.to_string()));
     }
     facets.sort_unstable();
@@ -322,5 +324,22 @@ impl Evidence {
             .iter()
             .find(|&&r| self.revisions[r].current)
             .expect("validated: one current revision per item")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contexts_are_sets_of_keyed_facets() {
+        assert_eq!(
+            normalize_context(" os=linux ;lang=rust;;lang=rust"),
+            Ok("lang=rust;os=linux".to_string())
+        );
+        assert_eq!(normalize_context(""), Ok(String::new()));
+        for bad in ["lang", ";;=", " = rust", "os=linux;=x"] {
+            assert!(normalize_context(bad).is_err(), "{bad:?}");
+        }
     }
 }

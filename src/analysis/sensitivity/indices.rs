@@ -89,6 +89,9 @@ pub struct Sobol {
     pub s1: Vec<f64>,
     pub st: Vec<f64>,
     pub s2: Option<Vec<Vec<f64>>>,
+    /// The output did not vary over the A and B samples, so every index
+    /// is 0 by convention (SALib's guard) rather than measured.
+    pub flat: bool,
 }
 
 /// The indices of samples `pick` (all, or a bootstrap resample).
@@ -103,9 +106,9 @@ fn sobol_of(p: &Parts, pick: &[usize], second_order: bool) -> Sobol {
         });
     let v = var(&both);
     // SALib's guards: a constant output, or no variance, gives zeros.
-    let flat = hi - lo <= f64::EPSILON;
+    let flat = hi - lo <= f64::EPSILON || v <= f64::EPSILON;
     let ratio = |num: f64| {
-        if flat || v <= f64::EPSILON {
+        if flat {
             0.0
         } else {
             num / v
@@ -138,7 +141,7 @@ fn sobol_of(p: &Parts, pick: &[usize], second_order: bool) -> Sobol {
         }
         m
     });
-    Sobol { s1, st, s2 }
+    Sobol { s1, st, s2, flat }
 }
 
 /// Standardises the outputs as SALib does: (y - mean) / population sd.
@@ -314,6 +317,7 @@ mod tests {
             assert!((got - want).abs() < 0.01, "{s:?}");
         }
         assert!(s.s2.unwrap()[0][1].abs() < 0.01);
+        assert!(!s.flat);
     }
 
     #[test]
@@ -321,6 +325,7 @@ mod tests {
         let y = vec![3.0; 8 * 6];
         let s = sobol(&y, 2, true);
         assert!(s.s1.iter().chain(&s.st).all(|&v| v == 0.0), "{s:?}");
+        assert!(s.flat, "zeros by convention, flagged as such");
     }
 
     #[test]

@@ -229,6 +229,17 @@ pub fn run(results: &ResultsDir, req: &Request) -> crate::Result<Report> {
                         }
                     }
                 }
+                let place = if scenario.is_empty() {
+                    "all runs"
+                } else {
+                    scenario
+                };
+                if r.estimate.flat {
+                    warnings.push(format!(
+                        "{arm} ({place}): {} takes one value over the design's A and B samples, so every index is 0 by convention, not measured; ask for a larger base (now {base}), or choose a metric that varies",
+                        req.metric
+                    ));
+                }
                 let widest =
                     r.s1.iter()
                         .chain(&r.st)
@@ -237,8 +248,7 @@ pub fn run(results: &ResultsDir, req: &Request) -> crate::Result<Report> {
                 if widest > WIDE {
                     let want = (base as f64 * (widest / WIDE).powi(2)).ceil() as u64;
                     warnings.push(format!(
-                        "{arm} ({}): intervals up to {widest:.2} wide; for intervals near {WIDE} ask for base = {} (now {base})",
-                        if scenario.is_empty() { "all runs" } else { scenario },
+                        "{arm} ({place}): intervals up to {widest:.2} wide; for intervals near {WIDE} ask for base = {} (now {base})",
                         want.next_power_of_two()
                     ));
                 }

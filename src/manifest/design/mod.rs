@@ -174,6 +174,22 @@ pub fn design(
             ),
         ));
     }
+    if let Method::Sobol { base, .. } = method {
+        let unmixed = sobol::unmixed_factors(base, factors.len());
+        if !unmixed.is_empty() {
+            let names: Vec<&str> = unmixed.iter().map(|&j| factors[j].name).collect();
+            return Err(cx.err(
+                d.base.as_ref().map_or(span, |b| b.span()),
+                format!(
+                    "[design] base = {base}: over {} factors the first {base} Sobol' points give A and B the same {}, so {} indices would be 0 by construction, not measured; use base = {} or more",
+                    factors.len(),
+                    names.join(", "),
+                    if names.len() == 1 { "its" } else { "their" },
+                    sobol::smallest_base(factors.len())
+                ),
+            ));
+        }
+    }
     let size = method.size(factors.len()).unwrap_or(0);
     if size > MAX_POINTS {
         return Err(cx.err(

@@ -1,0 +1,154 @@
+//! Which runs an analysis looks at (`--where`, and the settings of
+//! `--scenario`): `key=value` pairs checked against the model's
+//! parameters and the manifest's arms. A filter that names no arm of the
+//! manifest, or keeps no run, is refused with the values there are, rather
+//! than giving empty tables.
+
+use crate::grid::Plan;
+use crate::params::{lookup, ParamError, ParamId, Value};
+
+/// At most this many values per parameter in a "keeps nothing" message.
+const SHOWN: usize = 12;
+
+/// Which runs an analysis looks at: `--where graph=hub,truth=false` keeps
+/// the runs with every one of those values (matched as values, so
+/// `gain=9` is `gain=9.0`); `arm=NAME` keeps one arm.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Filter {
+    settings: Vec<(ParamId, Value)>,
+    arms: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FilterError {
+    #[error("{flag} {text:?}: `{part}` is not key=value; write e.g. \"graph=hub, truth=false\"")]
+    Malformed {
+        flag: String,
+        text: String,
+        part: String,
+    },
+    #[error("{flag} {text:?}: {source}")]
+    Param {
+        flag: String,
+        text: String,
+        source: Box<ParamError>,
+    },
+    #[error("--scenario {0:?}: no such scenario; scenarios: {1}")]
+    NoScenario(String, String),
+    #[error("--where {text:?}: no arm `{arm}` here; arms: {arms}")]
+    NoArm {
+        text: String,
+        arm: String,
+        arms: String,
+    },
+    #[error("--where {text:?}: keeps none of the {runs} runs; values here: {here}")]
+    KeepsNothing {
+        text: String,
+        runs: u64,
+        here: String,
+    },
+}
+
+/// Parameter settings, and arm names.
+type Pairs = (Vec<(ParamId, Value)>, Vec<String>);
+
+/// `key=value` pairs separated by commas (or semicolons), each value
+/// checked against its parameter.
+pub(super) fn pairs(plan: &Plan, flag: &str, text: &str) -> Result<Pairs, FilterError> {
+    let specs = plan.model().params();
+    let mut settings = Vec::new();
+    let mut arms = Vec::new();
+    for part in text
+        .split([',', ';'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        let (k, v) = part.split_once('=').ok_or_else(|| FilterError::Malformed {
+            flag: flag.into(),
+            text: text.into(),
+            part: part.into(),
+        })?;
+        let (k, v) = (k.trim(), v.trim());
+        if k == "arm" {
+            arms.push(v.to_string());
+            continue;
+        }
+        let param = |source| FilterError::Param {
+            flag: flag.into(),
+            text: text.into(),
+            source: Box::new(source),
+        };
+        let id = lookup(specs, k).map_err(param)?;
+        let value = id
+            .spec(specs)
+            .accept(&crate::params::parse_word(v))
+            .map_err(param)?;
+        settings.push((id, value));
+    }
+    Ok((settings, arms))
+}
+
+impl Filter {
+    pub fn parse(plan: &Plan, text: &str) -> Result<Filter, FilterError> {
+        let (settings, arms) = pairs(plan, "--where", text)?;
+        let names: Vec<&str> = (0..plan.manifest.arms.len())
+            .map(|a| plan.arm_name(a))
+            .collect();
+        if let Some(arm) = arms.iter().find(|a| !names.contains(&a.as_str())) {
+            return Err(FilterError::NoArm {
+                text: text.into(),
+                arm: arm.clone(),
+                arms: names.join(", "),
+            });
+        }
+        Ok(Filter { settings, arms })
+    }
+
+    /// The error for a filter that keeps no run: the values each filtered
+    /// parameter takes in the plan, so the fix can be read off.
+    pub fn keeps_nothing(&self, plan: &Plan, text: &str) -> FilterError {
+        let specs = plan.model().params();
+        // In the order the runs first take them, which is the manifest's.
+        let mut seen: Vec<Vec<String>> = vec![Vec::new(); self.settings.len()];
+        for id in 0..plan.total {
+            let run = plan.run(id);
+            for ((k, _), values) in self.settings.iter().zip(&mut seen) {
+                let v = run.params.get(*k).plain();
+                if values.len() <= SHOWN && !values.contains(&v) {
+                    values.push(v);
+                }
+            }
+        }
+        let mut here: Vec<String> = self
+            .settings
+            .iter()
+            .zip(&seen)
+            .map(|((k, _), values)| {
+                let mut list: Vec<&str> = values.iter().map(String::as_str).take(SHOWN).collect();
+                if values.len() > SHOWN {
+                    list.push("...");
+                }
+                format!("{} = {}", k.spec(specs).name, list.join(" | "))
+            })
+            .collect();
+        if !self.arms.is_empty() {
+            here.push(format!(
+                "arm = {}",
+                (0..plan.manifest.arms.len())
+                    .map(|a| plan.arm_name(a))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ));
+        }
+        FilterError::KeepsNothing {
+            text: text.into(),
+            runs: plan.total,
+            here: here.join("; "),
+        }
+    }
+
+    pub fn keeps(&self, plan: &Plan, run: &crate::grid::RunSpec) -> bool {
+        self.settings.iter().all(|(id, v)| run.params.get(*id) == v)
+            && (self.arms.is_empty() || self.arms.iter().any(|a| *a == plan.arm_name(run.arm)))
+    }
+}
