@@ -1,6 +1,7 @@
 //! Where the output goes. A standard output that cannot be written (a full
 //! disk, `> /dev/full`) is an error every verb reports with exit 2, not a
-//! panic.
+//! panic. A file named by `--export` or `--out` that is a symlink or a FIFO
+//! stays one: the content goes through it.
 
 mod common;
 
@@ -81,4 +82,59 @@ fn every_verb_that_prints_exits_2_on_a_full_standard_output() {
         );
         assert!(!stderr.contains("panicked"), "witness {args:?}: {stderr}");
     }
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn an_export_goes_through_a_fifo_or_a_symlink_and_leaves_it_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("run.fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    // A reader that gives up, so a write that misses the FIFO fails the
+    // test instead of hanging it.
+    let reader = Command::new("timeout")
+        .arg("60")
+        .arg("cat")
+        .arg(&fifo)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = Command::new(assert_cmd::cargo::cargo_bin("witness"))
+        .args(["simulate", "--export"])
+        .arg(&fifo)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let read = reader.wait_with_output().unwrap();
+    assert!(read.status.success(), "the reader timed out");
+    let doc: serde_json::Value = serde_json::from_slice(&read.stdout).unwrap();
+    assert_eq!(doc["engine"], "witness-engine/1");
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+
+    let link = tmp.path().join("latest.json");
+    std::os::unix::fs::symlink("runs/one.json", &link).unwrap();
+    std::fs::create_dir(tmp.path().join("runs")).unwrap();
+    let ok = Command::new(assert_cmd::cargo::cargo_bin("witness"))
+        .args(["simulate", "--export"])
+        .arg(&link)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("runs/one.json")).unwrap()).unwrap();
+    assert_eq!(doc["engine"], "witness-engine/1");
 }

@@ -28,9 +28,41 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Like `write`, with the content produced by a callback on the open file.
+///
+/// A symlink is written through, to the file it names: renaming over it
+/// would cut the link. A path that is neither a file nor a folder (a FIFO,
+/// `/dev/stdout`, a device) is written in place, since a rename would
+/// replace it with a regular file and nothing there can be half-written
+/// in the sense a file can.
 pub fn write_with(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
+    let path = &through_links(path)?;
+    if fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut f = fs::OpenOptions::new().write(true).open(path)?;
+        fill(&mut f)?;
+        return f.flush();
+    }
     stage(path, fill)?.commit()?;
     sync_dir(path)
+}
+
+/// The path a write to `path` should replace: the end of its chain of
+/// symlinks (even one that does not exist yet), else `path` itself.
+fn through_links(path: &Path) -> io::Result<PathBuf> {
+    let mut at = path.to_path_buf();
+    // A bound, as the kernel's, so that a loop of links is an error.
+    for _ in 0..40 {
+        match fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = fs::read_link(&at)?;
+                at = match at.parent() {
+                    Some(dir) => dir.join(to),
+                    None => to,
+                };
+            }
+            _ => return Ok(at),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
 }
 
 /// A file written to its temporary sibling, not yet synced or in place.
@@ -149,6 +181,27 @@ pub fn sync_dir(path: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    #[cfg(unix)]
+    fn writes_through_a_symlink_and_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.json");
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink("real.json", &link).unwrap();
+        // A dangling link is written through too: its target is created.
+        super::write(&link, b"one").unwrap();
+        super::write(&link, b"two").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&real).unwrap(), b"two");
+        let loop_a = dir.path().join("a");
+        std::os::unix::fs::symlink("b", &loop_a).unwrap();
+        std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
+        assert!(super::write(&loop_a, b"x").is_err());
+    }
+
     #[test]
     fn replaces_content_and_leaves_no_temp_file() {
         let dir = tempfile::tempdir().unwrap();
