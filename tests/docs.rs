@@ -177,13 +177,7 @@ fn exists(file: &Path, target: &str, paths: &[String]) -> bool {
 /// (`](target)`), reference definitions (`[label]: target`) and HTML
 /// `src`/`href` attributes.
 fn link_targets(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for (at, _) in text.match_indices("](") {
-        let rest = &text[at + 2..];
-        if let Some(end) = rest.find(')') {
-            out.push(rest[..end].to_string());
-        }
-    }
+    let mut out: Vec<String> = between(text, "](", ')').collect();
     for line in text.lines() {
         let line = line.trim_start();
         if let Some(def) = line
@@ -195,14 +189,17 @@ fn link_targets(text: &str) -> Vec<String> {
         }
     }
     for attr in ["src=\"", "href=\""] {
-        for (at, _) in text.match_indices(attr) {
-            let rest = &text[at + attr.len()..];
-            if let Some(end) = rest.find('"') {
-                out.push(rest[..end].to_string());
-            }
-        }
+        out.extend(between(text, attr, '"'));
     }
     out
+}
+
+/// Each piece of `text` that follows an `open` up to the next `close`.
+fn between<'a>(text: &'a str, open: &'a str, close: char) -> impl Iterator<Item = String> + 'a {
+    text.match_indices(open).filter_map(move |(at, _)| {
+        let rest = &text[at + open.len()..];
+        rest.find(close).map(|end| rest[..end].to_string())
+    })
 }
 
 #[test]

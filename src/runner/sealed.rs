@@ -30,7 +30,7 @@ pub fn seal_state(plan: &Plan, layout: &Layout, tables: &[Table]) -> Result<Seal
     let stale = match Seal::read(&layout.dir) {
         Ok(None) => return Ok(Sealed::Absent),
         Err(e) => e.to_string(),
-        Ok(Some(seal)) => match stale_because(plan, layout, tables, &seal)? {
+        Ok(Some(seal)) => match stale_because(plan, layout, tables, &seal) {
             None => return Ok(Sealed::Whole),
             Some(why) => why,
         },
@@ -46,60 +46,47 @@ pub fn is_complete(plan: &Plan, layout: &Layout, tables: &[Table]) -> Result<boo
     Ok(seal_state(plan, layout, tables)? == Sealed::Whole)
 }
 
-fn stale_because(
-    plan: &Plan,
-    layout: &Layout,
-    tables: &[Table],
-    seal: &Seal,
-) -> Result<Option<String>, RunError> {
-    let seal_path = layout.seal();
+/// Why `seal` does not describe the folder's results for `plan`, if it
+/// does not.
+fn stale_because(plan: &Plan, layout: &Layout, tables: &[Table], seal: &Seal) -> Option<String> {
+    let at = layout.seal().display().to_string();
     if seal.manifest_sha256 != plan.manifest.hash || seal.runs != plan.total {
-        return Ok(Some(format!(
-            "{}: sealed for another manifest",
-            seal_path.display()
-        )));
+        return Some(format!("{at}: sealed for another manifest"));
     }
     let mut files = Vec::new();
     for t in tables {
         let Some(s) = seal.table(t.name) else {
-            return Ok(Some(format!(
-                "{}: does not list the {} table",
-                seal_path.display(),
-                t.name
-            )));
+            return Some(format!("{at}: does not list the {} table", t.name));
         };
         files.push((layout.table(t.name), s.bytes, s.sha256.as_str()));
     }
     if seal.tables.len() != tables.len() {
-        return Ok(Some(format!(
-            "{}: lists tables this manifest does not write",
-            seal_path.display()
-        )));
+        return Some(format!("{at}: lists tables this manifest does not write"));
     }
     files.extend(
         seal.files
             .iter()
             .map(|f| (layout.dir.join(&f.file), f.bytes, f.sha256.as_str())),
     );
+    // Sizes first: a truncated file is found without reading any.
     for (path, bytes, _) in &files {
         match std::fs::metadata(path) {
             Ok(m) if m.len() == *bytes => {}
             Ok(m) => {
-                return Ok(Some(format!(
+                return Some(format!(
                     "{}: {} bytes, where the seal says {bytes}",
                     path.display(),
                     m.len()
-                )))
+                ))
             }
-            Err(e) => return Ok(Some(format!("{}: {e}", path.display()))),
+            Err(e) => return Some(format!("{}: {e}", path.display())),
         }
     }
-    for (path, bytes, sha256) in &files {
+    files.iter().find_map(|(path, bytes, sha256)| {
         match seal::differs(path, *bytes, sha256) {
-            Ok(None) => {}
-            Ok(Some(why)) => return Ok(Some(format!("{}: {why}", path.display()))),
-            Err(e) => return Ok(Some(format!("{}: {e}", path.display()))),
+            Ok(why) => why,
+            Err(e) => Some(e.to_string()),
         }
-    }
-    Ok(None)
+        .map(|why| format!("{}: {why}", path.display()))
+    })
 }
