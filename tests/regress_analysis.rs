@@ -317,3 +317,71 @@ fn plot_refuses_damaged_trajectories_without_panicking() {
             .stderr(contains(needle).and(contains("panicked").not()));
     }
 }
+
+#[test]
+fn empty_flags_and_a_filtered_placebo_name_their_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = results(tmp.path());
+    for (args, says) in [
+        (vec!["summary", "--by", ""], "--by \"\": names nothing"),
+        (vec!["summary", "--metrics", " , "], "--metrics \" , \": names nothing"),
+        (vec!["summary", "--where", ","], "--where \",\": names no run"),
+        (
+            vec!["compare", "--baseline", "endorsement[gain=3.0]", "--where", "arm=endorsement"],
+            "leaves out the placebo runs of the baseline 'endorsement[gain=3.0]' (arm endorsement:placebo)",
+        ),
+        (
+            vec!["compare", "--baseline", "endorsement:placebo[gain=3.0]"],
+            "that is the placebo of 'endorsement[gain=3.0]', not an arm to compare against",
+        ),
+    ] {
+        witness()
+            .args(&args)
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(contains(says));
+    }
+    // A key given twice keeps either value (it kept neither).
+    witness()
+        .args(["summary", "--by", "arm", "--where", "seed=1, seed=3"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("source_aware\tpeak_mistaken\t4\t"));
+    // The filter the verdicts were made under is recorded with them.
+    witness()
+        .args([
+            "compare",
+            "--baseline",
+            "endorsement[gain=3.0]",
+            "--where",
+            "seed=1",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(compare_json(&out)["where"], "seed=1");
+}
+
+#[test]
+fn summary_says_where_runs_have_no_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Five rounds: most gain=9 runs never clear, so have no first clear round.
+    let m = write_manifest(
+        tmp.path(),
+        "g.toml",
+        &GRID.replace("rounds = 12", "rounds = 5"),
+    );
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    witness()
+        .args(["summary", "--by", "arm", "--metrics", "first_clear_round"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("source_aware\tfirst_clear_round\t2\t"))
+        .stderr(contains(
+            "note: arm=source_aware: first_clear_round has no value in 6 of 8 runs; n, the mean and the interval are over the 2 with one",
+        ));
+}

@@ -304,6 +304,16 @@ fn replay_of_a_file_that_is_not_an_export_is_bad_input() {
             .code(2)
             .stderr(contains("not a JSON export"));
     }
+    // JSON of another kind (a seal, a compare.json) is not called an old
+    // engine's export.
+    let other = tmp.path().join("other.json");
+    std::fs::write(&other, r#"{"seed": 1}"#).unwrap();
+    witness()
+        .arg("replay")
+        .arg(&other)
+        .assert()
+        .code(2)
+        .stderr(contains("JSON, but not an export (it names no engine)"));
     // A removed field is named as missing from the export; an integer
     // turned float is a difference.
     let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();

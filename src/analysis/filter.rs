@@ -12,7 +12,8 @@ const SHOWN: usize = 12;
 
 /// Which runs an analysis looks at: `--where graph=hub,truth=false` keeps
 /// the runs with every one of those values (matched as values, so
-/// `gain=9` is `gain=9.0`); `arm=NAME` keeps one arm.
+/// `gain=9` is `gain=9.0`). A key given more than once keeps any of its
+/// values (`graph=hub,graph=ring`), as `arm=NAME` does for arms.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Filter {
     settings: Vec<(ParamId, Value)>,
@@ -35,6 +36,8 @@ pub enum FilterError {
     },
     #[error("--scenario {0:?}: no such scenario; scenarios: {1}")]
     NoScenario(String, String),
+    #[error("--where {0:?}: names no run; write e.g. \"graph=hub, truth=false\", or leave --where out for every run")]
+    Empty(String),
     #[error("--where {text:?}: no arm `{arm}` here; arms: {arms}")]
     NoArm {
         text: String,
@@ -91,6 +94,9 @@ pub(super) fn pairs(plan: &Plan, flag: &str, text: &str) -> Result<Pairs, Filter
 impl Filter {
     pub fn parse(plan: &Plan, text: &str) -> Result<Filter, FilterError> {
         let (settings, arms) = pairs(plan, "--where", text)?;
+        if settings.is_empty() && arms.is_empty() {
+            return Err(FilterError::Empty(text.into()));
+        }
         let names: Vec<&str> = (0..plan.manifest.arms.len())
             .map(|a| plan.arm_name(a))
             .collect();
@@ -109,21 +115,26 @@ impl Filter {
     pub fn keeps_nothing(&self, plan: &Plan, text: &str) -> FilterError {
         let specs = plan.model().params();
         // In the order the runs first take them, which is the manifest's.
-        let mut seen: Vec<Vec<String>> = vec![Vec::new(); self.settings.len()];
+        let mut keys: Vec<ParamId> = Vec::new();
+        for (k, _) in &self.settings {
+            if !keys.contains(k) {
+                keys.push(*k);
+            }
+        }
+        let mut seen: Vec<Vec<String>> = vec![Vec::new(); keys.len()];
         for id in 0..plan.total {
             let run = plan.run(id);
-            for ((k, _), values) in self.settings.iter().zip(&mut seen) {
+            for (k, values) in keys.iter().zip(&mut seen) {
                 let v = run.params.get(*k).plain();
                 if values.len() <= SHOWN && !values.contains(&v) {
                     values.push(v);
                 }
             }
         }
-        let mut here: Vec<String> = self
-            .settings
+        let mut here: Vec<String> = keys
             .iter()
             .zip(&seen)
-            .map(|((k, _), values)| {
+            .map(|(k, values)| {
                 let mut list: Vec<&str> = values.iter().map(String::as_str).take(SHOWN).collect();
                 if values.len() > SHOWN {
                     list.push("...");
@@ -148,7 +159,11 @@ impl Filter {
     }
 
     pub fn keeps(&self, plan: &Plan, run: &crate::grid::RunSpec) -> bool {
-        self.settings.iter().all(|(id, v)| run.params.get(*id) == v)
+        let has = |id: &ParamId| {
+            let value = run.params.get(*id);
+            self.settings.iter().any(|(k, v)| k == id && v == value)
+        };
+        self.settings.iter().all(|(id, _)| has(id))
             && (self.arms.is_empty() || self.arms.iter().any(|a| *a == plan.arm_name(run.arm)))
     }
 }

@@ -128,6 +128,9 @@ fn design_order(
     out
 }
 
+/// One group's values of each metric, and how many runs it holds.
+type Cell = (Vec<Vec<f64>>, usize);
+
 /// The summary table: a row per group and metric. `columns[k][run_id]` is
 /// metric k's value in each run.
 pub fn summarize(
@@ -136,8 +139,8 @@ pub fn summarize(
     by: &[GroupKey],
     metrics: &[&'static str],
     columns: &[Vec<Value>],
-) -> TableData {
-    let mut groups: BTreeMap<Vec<(usize, String)>, Vec<Vec<f64>>> = BTreeMap::new();
+) -> Summary {
+    let mut groups: BTreeMap<Vec<(usize, String)>, Cell> = BTreeMap::new();
     let design_order = design_order(plan, by);
     for id in 0..plan.total {
         let Some(place) = d.place(id) else { continue };
@@ -159,9 +162,10 @@ pub fn summarize(
                 }
             })
             .collect();
-        let slot = groups
+        let (slot, runs) = groups
             .entry(key)
-            .or_insert_with(|| vec![Vec::new(); metrics.len()]);
+            .or_insert_with(|| (vec![Vec::new(); metrics.len()], 0));
+        *runs += 1;
         for (k, col) in columns.iter().enumerate() {
             if let Some(x) = col[id as usize].as_f64() {
                 slot[k].push(x);
@@ -176,8 +180,23 @@ pub fn summarize(
         out.push(Column::new(name, ColType::Float, true, ""));
     }
     let mut rows = Vec::new();
-    for (key, values) in &groups {
+    let mut missing = Vec::new();
+    for (key, (values, runs)) in &groups {
         for (k, xs) in values.iter().enumerate() {
+            if xs.len() < *runs {
+                let cell: Vec<String> = by
+                    .iter()
+                    .zip(key)
+                    .map(|(b, (_, v))| format!("{}={v}", b.name(plan)))
+                    .collect();
+                missing.push(format!(
+                    "{}: {} has no value in {} of {runs} runs; n, the mean and the interval are over the {} with one",
+                    if cell.is_empty() { "all runs".to_string() } else { cell.join(", ") },
+                    metrics[k],
+                    runs - xs.len(),
+                    xs.len()
+                ));
+            }
             // NaN where undefined: the mean of no values, the spread of
             // fewer than two.
             let (m, sd) = (mean(xs), sample_sd(xs));
@@ -189,7 +208,18 @@ pub fn summarize(
             rows.push(row);
         }
     }
-    TableData { columns: out, rows }
+    Summary {
+        table: TableData { columns: out, rows },
+        missing,
+    }
+}
+
+/// The summary table, and a note for each cell where a metric has no
+/// value in some runs (a run that never cleared has no
+/// `first_clear_round`), since dropping them moves the mean.
+pub struct Summary {
+    pub table: TableData,
+    pub missing: Vec<String>,
 }
 
 /// A summary column the user named, or the model's first headline metric.
@@ -236,7 +266,7 @@ pub fn run(
     by: &[String],
     metrics: &[String],
     filter: Option<&str>,
-) -> crate::Result<TableData> {
+) -> crate::Result<Summary> {
     let plan = &results.plan;
     let model = plan.model();
     let d = Design::kept(plan, filter)?;

@@ -88,6 +88,8 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
     let doc = serde_json::json!({
         "manifest_sha256": results.plan.manifest.hash,
         "baseline": a.baseline,
+        // The runs the verdicts are over: all, or those --where kept.
+        "where": a.filter,
         "comparator": report.comparator.name(),
         "comparator_kind": if domain { "domain" } else { "metric" },
         "placebo": report.placebo,

@@ -57,7 +57,12 @@ pub fn replay(path: &Path, max_memory: Option<f64>, registry: &Registry) -> Resu
             path.display()
         ))
     })?;
-    let engine = stored["engine"].as_str().unwrap_or("(missing)");
+    let Some(engine) = stored["engine"].as_str() else {
+        return Err(Error::Usage(format!(
+            "{}: JSON, but not an export (it names no engine); give a file written by `witness simulate --export`",
+            path.display()
+        )));
+    };
     let model = registry.by_version(engine).ok_or_else(|| {
         let known: Vec<&str> = registry.all().iter().map(|m| m.version()).collect();
         Error::Usage(format!(

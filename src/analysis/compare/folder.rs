@@ -161,7 +161,26 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
         outcome: classes.as_deref(),
         fallbacks: fallbacks.as_deref(),
     };
-    let rows = compare(&d, req.baseline, &comparator, &answers, &req.testing)?;
+    let rows = match compare(&d, req.baseline, &comparator, &answers, &req.testing) {
+        // The placebo may be there and only filtered out: say so, not
+        // "add a placebo to the manifest".
+        Err(CompareError::NoPlacebo(baseline)) if req.filter.is_some() => {
+            let all = Design::of(plan)?;
+            let placebo = all
+                .variant(&baseline)
+                .and_then(|v| all.placebos[v])
+                .map(|p| plan.arm_name(all.variants[p].arm).to_string());
+            Err(match placebo {
+                Some(placebo) => CompareError::PlaceboLeftOut {
+                    filter: req.filter.unwrap_or_default().into(),
+                    baseline,
+                    placebo,
+                },
+                None => CompareError::NoPlacebo(baseline),
+            })
+        }
+        r => r,
+    }?;
     let base = d.variant(req.baseline).expect("compare found it");
     let placebo = match d.placebos[base] {
         Some(p) => d.variants[p].label.clone(),

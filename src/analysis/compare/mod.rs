@@ -135,6 +135,21 @@ pub enum CompareError {
     )]
     NoPlacebo(String),
     #[error(
+        "--baseline {baseline}: that is the placebo of '{of}', not an arm to compare against; \
+         pass --baseline {of}"
+    )]
+    BaselineIsPlacebo { baseline: String, of: String },
+    #[error(
+        "--where {filter:?} leaves out the placebo runs of the baseline '{baseline}' (arm {placebo}); \
+         keep them, e.g. add arm={placebo} beside the baseline's own arm; compare needs them to \
+         tell effects from noise"
+    )]
+    PlaceboLeftOut {
+        filter: String,
+        baseline: String,
+        placebo: String,
+    },
+    #[error(
         "{metric} of run {run} is {value}, outside its declared bounds [{lo}, {hi}]; \
          run `witness verify` on the folder"
     )]
@@ -219,6 +234,12 @@ pub fn compare(
             arms: labels.join(", "),
         }
     })?;
+    if let Some(of) = d.placebos.iter().position(|p| *p == Some(base)) {
+        return Err(CompareError::BaselineIsPlacebo {
+            baseline: baseline.into(),
+            of: d.variants[of].label.clone(),
+        });
+    }
     // A model without a replicate parameter is a function of its seed:
     // rerunning the baseline gives its own runs back, so they are its placebo.
     let placebo = match (d.placebos[base], d.replicable) {

@@ -203,7 +203,14 @@ impl Section for Summary {
     }
 
     fn build(&self, cx: &Context, notes: &mut Vec<String>) -> crate::Result<Option<Json>> {
-        let mut t = crate::analysis::summary::run(cx.results, &[], &[], None)?;
+        let summary = crate::analysis::summary::run(cx.results, &[], &[], None)?;
+        if let Some(first) = summary.missing.first() {
+            notes.push(format!(
+                "summary: {} cell(s) have a metric without a value in some runs, e.g. {first}",
+                summary.missing.len()
+            ));
+        }
+        let mut t = summary.table;
         by_variant(cx, &mut t, "arm");
         let model = cx.results.model();
         let docs: serde_json::Map<String, Json> = model
