@@ -327,6 +327,10 @@ fn empty_flags_and_a_filtered_placebo_name_their_fix() {
         (vec!["summary", "--metrics", " , "], "--metrics \" , \": names nothing"),
         (vec!["summary", "--where", ","], "--where \",\": names no run"),
         (
+            vec!["summary", "--where", "arm=endorsement[gain=3.0]"],
+            "arm= takes an arm's name; for one variant of it, write --where \"arm=endorsement, gain=3.0\"",
+        ),
+        (
             vec!["compare", "--baseline", "endorsement[gain=3.0]", "--where", "arm=endorsement"],
             "leaves out the placebo runs of the baseline 'endorsement[gain=3.0]' (arm endorsement:placebo)",
         ),
@@ -342,6 +346,18 @@ fn empty_flags_and_a_filtered_placebo_name_their_fix() {
             .code(2)
             .stderr(contains(says));
     }
+    witness()
+        .args([
+            "summary",
+            "--by",
+            "arm",
+            "--where",
+            "arm=endorsement, gain=3.0",
+        ])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("endorsement[gain=3.0]\tpeak_mistaken\t8\t"));
     // A key given twice keeps either value (it kept neither).
     witness()
         .args(["summary", "--by", "arm", "--where", "seed=1, seed=3"])
@@ -384,4 +400,29 @@ fn summary_says_where_runs_have_no_value() {
         .stderr(contains(
             "note: arm=source_aware: first_clear_round has no value in 6 of 8 runs; n, the mean and the interval are over the 2 with one",
         ));
+}
+
+#[test]
+fn an_arm_that_does_not_read_a_parameter_is_not_grouped_under_its_default() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(
+        tmp.path(),
+        "q.toml",
+        "[experiment]\nname = \"q\"\nmodel = \"witness\"\n[fixed]\npopulation = 40\nrounds = 15\n[grid]\nseed = [1, 2, 3]\n[[arm]]\nname = \"endorsement\"\npolicy = \"endorsement\"\n[[arm]]\nname = \"quorum\"\npolicy = \"quorum\"\ngrid = { threshold = [1, 3] }\n",
+    );
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    // Endorsement runs carry threshold's default, 2, which they never read;
+    // they were summarised as a threshold = 2 that no arm ran.
+    witness()
+        .args(["summary", "--by", "threshold", "--metrics", "peak_mistaken"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(
+            contains("\n1\tpeak_mistaken\t3\t")
+                .and(contains("\n3\tpeak_mistaken\t3\t"))
+                .and(contains("\n(not read)\tpeak_mistaken\t3\t"))
+                .and(contains("\n2\t").not()),
+        );
 }

@@ -344,6 +344,25 @@ fn halving_runs_its_survivors_to_the_whole_budget_even_at_the_floor() {
         survivors.iter().all(|r| r["values"] == "6"),
         "{survivors:?}"
     );
+    // search.json names each rung's seeds (it gave their positions on the
+    // axis, so rung 0 read as seeds 0 and 1).
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("search.json")).unwrap()).unwrap();
+    let rungs: Vec<Vec<i64>> = doc["rungs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_i64().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rungs.concat(), (1..=6).collect::<Vec<i64>>(), "{rungs:?}");
+    assert_eq!(rungs[0], [1]);
 }
 
 #[test]

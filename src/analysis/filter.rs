@@ -38,6 +38,8 @@ pub enum FilterError {
     NoScenario(String, String),
     #[error("--where {0:?}: names no run; write e.g. \"graph=hub, truth=false\", or leave --where out for every run")]
     Empty(String),
+    #[error("--where {text:?}: arm= takes an arm's name; for one variant of it, write --where \"{rewrite}\"")]
+    Label { text: String, rewrite: String },
     #[error("--where {text:?}: no arm `{arm}` here; arms: {arms}")]
     NoArm {
         text: String,
@@ -57,15 +59,31 @@ type Pairs = (Vec<(ParamId, Value)>, Vec<String>);
 
 /// `key=value` pairs separated by commas (or semicolons), each value
 /// checked against its parameter.
+/// `text` split at commas and semicolons outside brackets, so that an arm
+/// variant's label (`quorum[threshold=1, count=senders]`) stays whole.
+fn parts(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' | ';' if depth <= 0 => {
+                out.push(text[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(text[start..].trim());
+    out
+}
+
 pub(super) fn pairs(plan: &Plan, flag: &str, text: &str) -> Result<Pairs, FilterError> {
     let specs = plan.model().params();
     let mut settings = Vec::new();
     let mut arms = Vec::new();
-    for part in text
-        .split([',', ';'])
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
+    for part in parts(text).into_iter().filter(|p| !p.is_empty()) {
         let (k, v) = part.split_once('=').ok_or_else(|| FilterError::Malformed {
             flag: flag.into(),
             text: text.into(),
@@ -100,6 +118,16 @@ impl Filter {
         let names: Vec<&str> = (0..plan.manifest.arms.len())
             .map(|a| plan.arm_name(a))
             .collect();
+        // A variant's label names its arm and settings: say how to write it.
+        if let Some((arm, inner)) = arms
+            .iter()
+            .find_map(|a| a.strip_suffix(']').and_then(|a| a.split_once('[')))
+        {
+            return Err(FilterError::Label {
+                text: text.into(),
+                rewrite: format!("arm={arm}, {inner}"),
+            });
+        }
         if let Some(arm) = arms.iter().find(|a| !names.contains(&a.as_str())) {
             return Err(FilterError::NoArm {
                 text: text.into(),
@@ -165,5 +193,18 @@ impl Filter {
         };
         self.settings.iter().all(|(id, _)| has(id))
             && (self.arms.is_empty() || self.arms.iter().any(|a| *a == plan.arm_name(run.arm)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn parts_keep_a_variant_label_whole() {
+        assert_eq!(
+            super::parts("arm=q[threshold=1, count=senders]; graph=hub,seed=2"),
+            ["arm=q[threshold=1, count=senders]", "graph=hub", "seed=2"]
+        );
+        assert_eq!(super::parts(""), [""]);
+        assert_eq!(super::parts("a=1,,b=2"), ["a=1", "", "b=2"]);
     }
 }

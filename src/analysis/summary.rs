@@ -3,14 +3,17 @@
 //! interval per group. Groups follow the manifest's value order (noise 30
 //! before 120), not text order.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::design::{is_descriptive, Design};
 use super::stats::{mean, sample_sd, t_interval};
 use crate::grid::Plan;
 use crate::model::{ColType, Column};
-use crate::params::{lookup, ParamId, Value};
+use crate::params::{lookup, ParamId, ParamSet, Value};
 use crate::store::TableData;
+
+/// The group value of a parameter the run's arm does not read.
+pub const NOT_READ: &str = "(not read)";
 
 /// What runs are grouped by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,9 +145,15 @@ pub fn summarize(
 ) -> Summary {
     let mut groups: BTreeMap<Vec<(usize, String)>, Cell> = BTreeMap::new();
     let design_order = design_order(plan, by);
+    // The parameters each arm variant ignores, per scenario: a run of an
+    // arm that does not read `threshold` is not grouped under its default.
+    let mut ignored: HashMap<(usize, usize), ParamSet> = HashMap::new();
     for id in 0..plan.total {
         let Some(place) = d.place(id) else { continue };
         let run = plan.run(id);
+        let ignores = *ignored
+            .entry((place.variant, place.scenario))
+            .or_insert_with(|| plan.model().check(&run.params).unwrap_or(ParamSet::ALL));
         let key: Vec<(usize, String)> = by
             .iter()
             .map(|b| match *b {
@@ -152,6 +161,7 @@ pub fn summarize(
                     let v = place.variant;
                     (v, d.variants[v].label.clone())
                 }
+                GroupKey::Param(p) if ignores.contains(p) => (usize::MAX, NOT_READ.into()),
                 GroupKey::Param(p) => {
                     let v = run.params.get(p);
                     let at = design_order

@@ -78,7 +78,11 @@ pub fn search(dir: &Path, top: usize, registry: &Registry) -> Result<u8> {
         "survivors": o.survivors,
         "rungs": o.rungs.iter().map(|r| serde_json::json!({
             "rung": r.rung,
-            "values": [r.values.start, r.values.end],
+            // The resource's values, not their positions on its axis.
+            "values": plan.manifest.common[search.resource].values[r.values.clone()]
+                .iter()
+                .map(crate::params::Value::to_json)
+                .collect::<Vec<_>>(),
             "candidates": r.candidates,
             "runs": r.runs,
             "removed": r.removed,
@@ -115,7 +119,7 @@ fn values(plan: &crate::grid::Plan, axis: usize, r: &std::ops::Range<usize>) -> 
 fn reason(c: &CandidateRow) -> String {
     match (c.outcome.as_str(), c.left_at, &c.against, c.p_adjusted) {
         ("tested", Some(k), Some(b), Some(q)) => {
-            format!("removed at rung {k}: below {b} (Holm p = {q:.2e})")
+            format!("removed at rung {k}: worse than {b} (Holm p = {q:.2e})")
         }
         ("halved", Some(k), _, _) => format!("removed at rung {k}: not in the best 1/eta"),
         ("not finite", Some(k), _, _) => format!("removed at rung {k}: a score is not a number"),
