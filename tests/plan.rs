@@ -1,11 +1,14 @@
 //! `plan` on every shipped manifest: each one validates, and its estimate
 //! (which runs a few sample runs through the same row building as `run`)
 //! completes. A raced manifest once panicked here: the samples' rows
-//! lacked the `rung` column its runs table has.
+//! lacked the `rung` column its runs table has. A folder given for a
+//! manifest is named as one.
 
 mod common;
 
-use common::witness;
+use common::{run_ok, witness, write_manifest, SMALL};
+use predicates::prelude::PredicateBooleanExt;
+use predicates::str::contains;
 
 #[test]
 fn plan_checks_and_estimates_every_shipped_manifest() {
@@ -30,4 +33,23 @@ fn plan_checks_and_estimates_every_shipped_manifest() {
         );
         assert!(stdout.contains("estimate   ~"), "{}: {stdout}", m.display());
     }
+}
+
+#[test]
+fn a_results_folder_given_for_a_manifest_points_at_its_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    run_ok(&write_manifest(tmp.path(), "s.toml", SMALL), &out);
+    for verb in ["plan", "design", "run"] {
+        witness().arg(verb).arg(&out).assert().code(2).stderr(
+            contains("a results folder, not a manifest")
+                .and(contains(format!("{}", out.join("manifest.toml").display()))),
+        );
+    }
+    witness()
+        .arg("plan")
+        .arg(tmp.path())
+        .assert()
+        .code(2)
+        .stderr(contains("a folder, not a manifest"));
 }

@@ -47,6 +47,17 @@ fn example_copy(tmp: &Path) -> PathBuf {
 }
 
 #[test]
+fn today_may_be_negative_as_its_range_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut a = args(Path::new(EXAMPLE), &out);
+    let at = a.iter().position(|x| x == "--today").unwrap();
+    a[at + 1] = "-5".into();
+    // clap read `-5` as a flag and refused it.
+    witness().args(&a).assert().success();
+}
+
+#[test]
 fn the_example_scores_reproducibly() {
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));

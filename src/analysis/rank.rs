@@ -27,17 +27,31 @@ pub fn rank(
     let Some((_, show)) = model.ranking() else {
         return Ok(None);
     };
-    let mut order: Vec<(Vec<i64>, u64)> = (0..plan.total)
+    let order: Vec<(Vec<i64>, u64)> = (0..plan.total)
         .filter(|&id| d.place(id).is_some())
         .map(|id| {
             let key = model.rank_key(&plan.run(id).params, &summaries[id as usize])?;
             Ok((key, id))
         })
         .collect::<Result<_, RecordError>>()?;
-    if !grid_order {
-        // Stable: equal keys keep grid order.
-        order.sort_by(|a, b| b.0.cmp(&a.0));
+    // Stable: equal keys keep grid order.
+    let mut ranked: Vec<(usize, u64)> = order.iter().enumerate().map(|(i, o)| (i, o.1)).collect();
+    ranked.sort_by(|a, b| order[b.0].0.cmp(&order[a.0].0));
+    // Each run's place in the ranking, by its position in grid order; with
+    // `grid_order` the rows keep the manifest's order but still carry it.
+    let mut place = vec![0; order.len()];
+    for (r, (i, _)) in ranked.iter().enumerate() {
+        place[*i] = r + 1;
     }
+    let rows_in: Vec<(usize, u64)> = if grid_order {
+        order
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (place[i], o.1))
+            .collect()
+    } else {
+        ranked.iter().map(|(i, id)| (place[*i], *id)).collect()
+    };
     let label = |id: u64| {
         let p = d.place(id).expect("kept runs only");
         let scenario = &d.scenarios[p.scenario];
@@ -76,15 +90,10 @@ pub fn rank(
         show.iter()
             .map(|(n, _)| Column::new(n, ColType::Str, true, "")),
     );
-    let rows = order
+    let rows = rows_in
         .iter()
-        .enumerate()
-        .map(|(rank, (_, id))| {
-            let mut row = vec![
-                Value::from(rank + 1),
-                Value::from(*id),
-                Value::Str(label(*id)),
-            ];
+        .map(|(rank, id)| {
+            let mut row = vec![Value::from(*rank), Value::from(*id), Value::Str(label(*id))];
             row.extend(show.iter().map(|(n, decimals)| {
                 Value::Str(shown(&summaries[*id as usize][at(n)], *decimals))
             }));

@@ -129,7 +129,8 @@ pub enum Command {
         /// How many runs to print (rank.csv holds all).
         #[arg(long, default_value_t = 12)]
         top: usize,
-        /// Keep the manifest's run order instead of sorting.
+        /// Keep the manifest's run order instead of sorting (the rank
+        /// column still gives each run's place).
         #[arg(long)]
         grid_order: bool,
         /// Only these runs, e.g. "noise=90,arm=hive+".
@@ -221,6 +222,21 @@ pub fn run(cli: Cli, registry: &Registry) -> Result<u8> {
 
 /// Reads and validates a manifest file.
 pub fn load(path: &Path, registry: &Registry) -> Result<Manifest> {
+    if path.is_dir() {
+        let inside = path.join("manifest.toml");
+        return Err(Error::Usage(if inside.is_file() {
+            format!(
+                "{}: a results folder, not a manifest; give the manifest it was run from, or its copy {}",
+                path.display(),
+                inside.display()
+            )
+        } else {
+            format!(
+                "{}: a folder, not a manifest; give a TOML file such as experiments/default.toml",
+                path.display()
+            )
+        }));
+    }
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Usage(format!("{}: cannot read the manifest: {e}", path.display())))?;
     Ok(Manifest::parse(

@@ -89,7 +89,7 @@ pub struct Inputs {
     pub reputation: Option<PathBuf>,
     /// The day scores are computed for (a day number, as in the tables);
     /// never the clock, so scores reproduce.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub today: i64,
 }
 
