@@ -33,7 +33,12 @@ policy = "source_aware"
 "#;
 
 fn results(tmp: &Path) -> PathBuf {
-    let m = write_manifest(tmp, "g.toml", GRID);
+    results_of(tmp, GRID)
+}
+
+/// The results of the manifest `text`, run into `tmp/out`.
+fn results_of(tmp: &Path, text: &str) -> PathBuf {
+    let m = write_manifest(tmp, "m.toml", text);
     let out = tmp.join("out");
     run_ok(&m, &out);
     out
@@ -122,13 +127,10 @@ fn an_outcome_comparison_has_an_effect_only_when_a_metric_is_asked_for() {
 #[test]
 fn scenarios_and_filters_match_values_not_text() {
     let tmp = tempfile::tempdir().unwrap();
-    let m = write_manifest(
+    let out = results_of(
         tmp.path(),
-        "v.toml",
         &GRID.replace("communication = [0.5, 0.8]", "communication = [0.5, 1]"),
     );
-    let out = tmp.path().join("out");
-    run_ok(&m, &out);
     witness()
         .args(["plot", "--scenario", "communication=1"])
         .arg(&out)
@@ -252,13 +254,7 @@ fn a_filter_that_keeps_no_run_is_refused_with_the_values_there_are() {
 #[test]
 fn rank_takes_a_filter_too() {
     let tmp = tempfile::tempdir().unwrap();
-    let m = write_manifest(
-        tmp.path(),
-        "h.toml",
-        "[experiment]\nname = \"h\"\nmodel = \"hive\"\n[fixed]\nrooms = 20\n[grid]\nnoise = [30, 90]\n[[arm]]\nname = \"a\"\npolicy = \"hive+\"\n[[arm]]\nname = \"b\"\npolicy = \"vote\"\n",
-    );
-    let out = tmp.path().join("out");
-    run_ok(&m, &out);
+    let out = results_of(tmp.path(), "[experiment]\nname = \"h\"\nmodel = \"hive\"\n[fixed]\nrooms = 20\n[grid]\nnoise = [30, 90]\n[[arm]]\nname = \"a\"\npolicy = \"hive+\"\n[[arm]]\nname = \"b\"\npolicy = \"vote\"\n");
     witness()
         .args(["rank", "--where", "noise=90"])
         .arg(&out)
@@ -384,13 +380,7 @@ fn empty_flags_and_a_filtered_placebo_name_their_fix() {
 fn summary_says_where_runs_have_no_value() {
     let tmp = tempfile::tempdir().unwrap();
     // Five rounds: most gain=9 runs never clear, so have no first clear round.
-    let m = write_manifest(
-        tmp.path(),
-        "g.toml",
-        &GRID.replace("rounds = 12", "rounds = 5"),
-    );
-    let out = tmp.path().join("out");
-    run_ok(&m, &out);
+    let out = results_of(tmp.path(), &GRID.replace("rounds = 12", "rounds = 5"));
     witness()
         .args(["summary", "--by", "arm", "--metrics", "first_clear_round"])
         .arg(&out)
@@ -405,13 +395,7 @@ fn summary_says_where_runs_have_no_value() {
 #[test]
 fn an_arm_that_does_not_read_a_parameter_is_not_grouped_under_its_default() {
     let tmp = tempfile::tempdir().unwrap();
-    let m = write_manifest(
-        tmp.path(),
-        "q.toml",
-        "[experiment]\nname = \"q\"\nmodel = \"witness\"\n[fixed]\npopulation = 40\nrounds = 15\n[grid]\nseed = [1, 2, 3]\n[[arm]]\nname = \"endorsement\"\npolicy = \"endorsement\"\n[[arm]]\nname = \"quorum\"\npolicy = \"quorum\"\ngrid = { threshold = [1, 3] }\n",
-    );
-    let out = tmp.path().join("out");
-    run_ok(&m, &out);
+    let out = results_of(tmp.path(), "[experiment]\nname = \"q\"\nmodel = \"witness\"\n[fixed]\npopulation = 40\nrounds = 15\n[grid]\nseed = [1, 2, 3]\n[[arm]]\nname = \"endorsement\"\npolicy = \"endorsement\"\n[[arm]]\nname = \"quorum\"\npolicy = \"quorum\"\ngrid = { threshold = [1, 3] }\n");
     // Endorsement runs carry threshold's default, 2, which they never read;
     // they were summarised as a threshold = 2 that no arm ran.
     witness()
