@@ -57,8 +57,6 @@ pub enum FilterError {
 /// Parameter settings, and arm names.
 type Pairs = (Vec<(ParamId, Value)>, Vec<String>);
 
-/// `key=value` pairs separated by commas (or semicolons), each value
-/// checked against its parameter.
 /// `text` split at commas and semicolons outside brackets, so that an arm
 /// variant's label (`quorum[threshold=1, count=senders]`) stays whole.
 fn parts(text: &str) -> Vec<&str> {
@@ -79,6 +77,8 @@ fn parts(text: &str) -> Vec<&str> {
     out
 }
 
+/// `key=value` pairs separated by commas (or semicolons), each value
+/// checked against its parameter.
 pub(super) fn pairs(plan: &Plan, flag: &str, text: &str) -> Result<Pairs, FilterError> {
     let specs = plan.model().params();
     let mut settings = Vec::new();
