@@ -331,6 +331,10 @@ fn empty_flags_and_a_filtered_placebo_name_their_fix() {
             "leaves out the placebo runs of the baseline 'endorsement[gain=3.0]' (arm endorsement:placebo)",
         ),
         (
+            vec!["compare", "--baseline", "endorsement", "--metric", "peak"],
+            "--metric peak: not a summary column of model witness; compare takes one with bounds: peak_mistaken",
+        ),
+        (
             vec!["compare", "--baseline", "endorsement:placebo[gain=3.0]"],
             "that is the placebo of 'endorsement[gain=3.0]', not an arm to compare against",
         ),
@@ -408,5 +412,27 @@ fn an_arm_that_does_not_read_a_parameter_is_not_grouped_under_its_default() {
                 .and(contains("\n3\tpeak_mistaken\t3\t"))
                 .and(contains("\n(not read)\tpeak_mistaken\t3\t"))
                 .and(contains("\n2\t").not()),
+        );
+}
+
+#[test]
+fn a_heatmap_with_too_many_panels_names_the_panels_as_the_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 14 gain variants: one heatmap panel each over graph x communication.
+    let gains: Vec<String> = (1..=14).map(|g| format!("{g}.0")).collect();
+    let text = format!(
+        "[experiment]\nname = \"p\"\nmodel = \"witness\"\n[fixed]\npopulation = 20\nrounds = 5\n[grid]\ngraph = [\"hub\", \"ring\"]\ncommunication = [0.5, 0.8]\n[[arm]]\nname = \"e\"\npolicy = \"endorsement\"\ngrid = {{ gain = [{}] }}\n",
+        gains.join(", ")
+    );
+    let out = results_of(tmp.path(), &text);
+    witness()
+        .args(["plot", "--x", "graph", "--y", "communication"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(
+            contains("14 panel(s) is more than a chart shows").and(contains(
+                "keep fewer arm variants (the panels) with --where",
+            )),
         );
 }

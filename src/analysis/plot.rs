@@ -91,9 +91,16 @@ pub fn figures(results: &ResultsDir, req: &Request) -> Result<Figures> {
     let heatmap = if hm.x_values.len().max(hm.y_values.len()) > MAX_HEATMAP_SIDE
         || hm.panels.len() > MAX_HEATMAP_PANELS
     {
+        // Over two axes, each arm variant is a panel.
+        let fix = match layout {
+            Layout::Axes(..) if hm.panels.len() > MAX_HEATMAP_PANELS => {
+                "keep fewer arm variants (the panels) with --where"
+            }
+            _ => "choose axes with --x and --y",
+        };
         notes.push(format!(
             "no heatmap: {} x {} cells in {} panel(s) is more than a chart shows (at most {MAX_HEATMAP_SIDE} a side, \
-             {MAX_HEATMAP_PANELS} panels); choose axes with --x and --y, or use `witness summary`",
+             {MAX_HEATMAP_PANELS} panels); {fix}, or use `witness summary`",
             hm.x_values.len(),
             hm.y_values.len(),
             hm.panels.len()

@@ -48,6 +48,23 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
     let d = Design::kept(plan, req.filter)?;
     // Under an outcome the metric is only the effect size, and only when
     // asked for; otherwise it is what is compared.
+    // compare needs a metric with bounds (its flips are a share of them):
+    // an unknown name is told those, not every summary column.
+    if let Some(name) = req.metric {
+        let columns = model.summary_columns();
+        if !columns.iter().any(|c| c.name == name) {
+            let bounded: Vec<&str> = columns
+                .iter()
+                .filter(|c| bounds_of(c).is_some())
+                .map(|c| c.name)
+                .collect();
+            return Err(Error::Usage(format!(
+                "--metric {name}: not a summary column of model {}; compare takes one with bounds: {}",
+                model.name(),
+                bounded.join(", ")
+            )));
+        }
+    }
     let metric = match (req.outcome, req.metric) {
         (Some(_), None) => None,
         (_, asked) => Some(crate::analysis::summary::metric_or_default(
@@ -117,19 +134,15 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
         (Some((_, name)), _) => Comparator::Outcome { name: name.into() },
         (None, None) => unreachable!("without an outcome the metric is compared"),
         (None, Some(metric)) => {
-            let bounded = |c: &crate::model::Column| match c.bounds {
-                crate::model::Bounds::Range(lo, hi) if hi > lo => Some((lo, hi)),
-                _ => None,
-            };
             let columns = model.summary_columns();
             let column = columns
                 .iter()
                 .find(|c| c.name == metric)
                 .expect("a summary column");
-            let (lo, hi) = bounded(column).ok_or_else(|| {
+            let (lo, hi) = bounds_of(column).ok_or_else(|| {
                 let allowed: Vec<&str> = columns
                     .iter()
-                    .filter(|c| bounded(c).is_some())
+                    .filter(|c| bounds_of(c).is_some())
                     .map(|c| c.name)
                     .collect();
                 CompareError::Unbounded {
@@ -196,4 +209,12 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
         comparator,
         placebo,
     })
+}
+
+/// A metric's range, when it has one a flip can be a share of.
+fn bounds_of(c: &crate::model::Column) -> Option<(f64, f64)> {
+    match c.bounds {
+        crate::model::Bounds::Range(lo, hi) if hi > lo => Some((lo, hi)),
+        _ => None,
+    }
 }
