@@ -11,7 +11,7 @@ use super::filter::pairs;
 pub use super::filter::{Filter, FilterError};
 use crate::grid::Plan;
 use crate::manifest::Axis;
-use crate::params::{lookup, with_role, ParamId, ParamSpec, Role, Value};
+use crate::params::{lookup, with_role, ParamId, ParamSet, ParamSpec, Role, Value};
 
 /// A combination of the common axes' values (seed and replicate aside).
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +70,9 @@ pub struct Design {
     /// (variant, scenario) -> the first knob the variant declares that one
     /// of its runs there does not read.
     pub not_applied: HashMap<(usize, usize), &'static str>,
+    /// (variant, scenario) -> the parameters its runs there do not read
+    /// (by the model's own check), so a grouping can leave them out.
+    pub ignored: HashMap<(usize, usize), ParamSet>,
     /// Index of each variant's placebo variant, if it has one.
     pub placebos: Vec<Option<usize>>,
     /// Whether the model has a replicate parameter, so reruns can differ.
@@ -129,6 +132,7 @@ impl Design {
         let mut variant_index: HashMap<String, usize> = HashMap::new();
         let mut places = Vec::with_capacity(plan.total as usize);
         let mut not_applied = HashMap::new();
+        let mut ignored = HashMap::new();
         let mut seen: HashMap<(usize, usize, u64, i64), u64> = HashMap::new();
         for id in 0..plan.total {
             let run = plan.run(id);
@@ -181,19 +185,17 @@ impl Design {
                         .map_or("replicate".into(), |r| r.spec(specs).name.to_string()),
                 });
             }
-            if let Entry::Vacant(slot) = not_applied.entry((variant, scenario)) {
+            if let Entry::Vacant(slot) = ignored.entry((variant, scenario)) {
                 // A run the plan validated; a model that refuses it now
                 // reads nothing of what the arm declared.
-                let ignored = model
-                    .check(&run.params)
-                    .unwrap_or(crate::params::ParamSet::ALL);
+                let skips = *slot.insert(model.check(&run.params).unwrap_or(ParamSet::ALL));
                 let mut declared = arm
                     .fixed
                     .iter()
                     .map(|(k, _)| *k)
                     .chain(arm.axes.iter().map(|a| a.id));
-                if let Some(k) = declared.find(|k| ignored.contains(*k)) {
-                    slot.insert(k.spec(specs).name);
+                if let Some(k) = declared.find(|k| skips.contains(*k)) {
+                    not_applied.insert((variant, scenario), k.spec(specs).name);
                 }
             }
             places.push(Some(Place {
@@ -216,6 +218,7 @@ impl Design {
             variants,
             places,
             not_applied,
+            ignored,
             placebos,
             replicable: with_role(specs, Role::Replicate).is_some(),
             raced: plan.schedule().is_some(),

@@ -3,13 +3,13 @@
 //! interval per group. Groups follow the manifest's value order (noise 30
 //! before 120), not text order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::design::{is_descriptive, Design};
 use super::stats::{mean, sample_sd, t_interval};
 use crate::grid::Plan;
 use crate::model::{ColType, Column};
-use crate::params::{lookup, ParamId, ParamSet, Value};
+use crate::params::{lookup, ParamId, Value};
 use crate::store::TableData;
 
 /// The group value of a parameter the run's arm does not read.
@@ -145,15 +145,12 @@ pub fn summarize(
 ) -> Summary {
     let mut groups: BTreeMap<Vec<(usize, String)>, Cell> = BTreeMap::new();
     let design_order = design_order(plan, by);
-    // The parameters each arm variant ignores, per scenario: a run of an
-    // arm that does not read `threshold` is not grouped under its default.
-    let mut ignored: HashMap<(usize, usize), ParamSet> = HashMap::new();
     for id in 0..plan.total {
         let Some(place) = d.place(id) else { continue };
         let run = plan.run(id);
-        let ignores = *ignored
-            .entry((place.variant, place.scenario))
-            .or_insert_with(|| plan.model().check(&run.params).unwrap_or(ParamSet::ALL));
+        // A run of an arm that does not read `threshold` is not grouped
+        // under its default.
+        let ignores = d.ignored[&(place.variant, place.scenario)];
         let key: Vec<(usize, String)> = by
             .iter()
             .map(|b| match *b {
