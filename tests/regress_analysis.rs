@@ -397,6 +397,27 @@ fn summary_says_where_runs_have_no_value() {
 }
 
 #[test]
+fn plot_says_where_runs_have_no_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = results_of(tmp.path(), &GRID.replace("rounds = 12", "rounds = 5"));
+    witness()
+        .args(["plot", "--metric", "first_clear_round"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(
+            contains("note: heatmap: first_clear_round has no value in ")
+                .and(contains(" of 40 runs;")),
+        );
+    witness()
+        .args(["plot", "--metric", "peak_mistaken"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(contains("no value").not());
+}
+
+#[test]
 fn an_arm_that_does_not_read_a_parameter_is_not_grouped_under_its_default() {
     let tmp = tempfile::tempdir().unwrap();
     let out = results_of(tmp.path(), "[experiment]\nname = \"q\"\nmodel = \"witness\"\n[fixed]\npopulation = 40\nrounds = 15\n[grid]\nseed = [1, 2, 3]\n[[arm]]\nname = \"endorsement\"\npolicy = \"endorsement\"\n[[arm]]\nname = \"quorum\"\npolicy = \"quorum\"\ngrid = { threshold = [1, 3] }\n");
@@ -413,6 +434,43 @@ fn an_arm_that_does_not_read_a_parameter_is_not_grouped_under_its_default() {
                 .and(contains("\n(not read)\tpeak_mistaken\t3\t"))
                 .and(contains("\n2\t").not()),
         );
+}
+
+#[test]
+fn where_keeps_the_runs_of_an_arm_that_does_not_read_its_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = results_of(tmp.path(), "[experiment]\nname = \"q\"\nmodel = \"witness\"\n[fixed]\npopulation = 40\nrounds = 15\n[grid]\nseed = [1, 2, 3]\n[[arm]]\nname = \"endorsement\"\npolicy = \"endorsement\"\n[[arm]]\nname = \"quorum\"\npolicy = \"quorum\"\ngrid = { threshold = [1, 3] }\n");
+    // Endorsement runs store threshold's default, 2. They were kept by
+    // threshold=2, which no quorum variant ran, and dropped by threshold=3.
+    for (filter, quorum, other) in [("threshold=3", "3", "1"), ("threshold=1", "1", "3")] {
+        witness()
+            .args([
+                "summary",
+                "--by",
+                "arm",
+                "--metrics",
+                "peak_mistaken",
+                "--where",
+                filter,
+            ])
+            .arg(&out)
+            .assert()
+            .success()
+            .stdout(
+                contains("\nendorsement\tpeak_mistaken\t3\t")
+                    .and(contains(format!(
+                        "\nquorum[threshold={quorum}]\tpeak_mistaken\t3\t"
+                    )))
+                    .and(contains(format!("quorum[threshold={other}]")).not()),
+            );
+    }
+    // Only the endorsement runs remain; the key still filters the quorum's.
+    witness()
+        .args(["summary", "--by", "arm", "--where", "threshold=2"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("\nendorsement\t").and(contains("quorum").not()));
 }
 
 #[test]

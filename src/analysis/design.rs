@@ -19,7 +19,7 @@ pub struct Scenario {
     pub settings: Vec<(&'static str, Value)>,
 }
 
-fn label(settings: &[(&'static str, Value)]) -> String {
+pub(super) fn label(settings: &[(&'static str, Value)]) -> String {
     let parts: Vec<String> = settings
         .iter()
         .map(|(k, v)| format!("{k}={}", v.plain()))

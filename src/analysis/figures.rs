@@ -29,4 +29,8 @@ pub struct Heatmap {
     pub y_values: Vec<String>,
     /// (arm, cells[y][x]) with None where no run fell.
     pub panels: Vec<(String, Vec<Vec<Option<f64>>>)>,
+    /// Runs in the cells, and how many of them have no value of the
+    /// metric (left out of their cell's mean).
+    pub runs: usize,
+    pub missing: usize,
 }

@@ -5,7 +5,7 @@
 //! than giving empty tables.
 
 use crate::grid::Plan;
-use crate::params::{lookup, ParamError, ParamId, Value};
+use crate::params::{lookup, ParamError, ParamId, ParamSet, Value};
 
 /// At most this many values per parameter in a "keeps nothing" message.
 const SHOWN: usize = 12;
@@ -186,13 +186,25 @@ impl Filter {
         }
     }
 
+    /// Whether `run` is kept. A run whose arm does not read a filtered
+    /// parameter (the endorsement runs of a quorum grid, for `threshold`)
+    /// is kept whatever its value: the value stored for it is a default
+    /// no run used, so matching it would keep such runs for `threshold=2`
+    /// and drop them for `threshold=3` by accident of the default.
     pub fn keeps(&self, plan: &Plan, run: &crate::grid::RunSpec) -> bool {
-        let has = |id: &ParamId| {
+        if !(self.arms.is_empty() || self.arms.iter().any(|a| *a == plan.arm_name(run.arm))) {
+            return false;
+        }
+        let mut unread = None;
+        self.settings.iter().all(|(id, _)| {
             let value = run.params.get(*id);
             self.settings.iter().any(|(k, v)| k == id && v == value)
-        };
-        self.settings.iter().all(|(id, _)| has(id))
-            && (self.arms.is_empty() || self.arms.iter().any(|a| *a == plan.arm_name(run.arm)))
+                // A run the plan validated; one the model refuses now is
+                // matched by its values alone.
+                || unread
+                    .get_or_insert_with(|| plan.model().check(&run.params).unwrap_or(ParamSet::EMPTY))
+                    .contains(*id)
+        })
     }
 }
 

@@ -1,34 +1,43 @@
 //! A heatmap without the drawing: the mean of a summary metric over seeds
-//! and every other axis, per cell. With two grid axes, one panel per arm
-//! variant and the axes as x and y; with one axis, the arms as rows; with
-//! none, one row of arms.
+//! and every other axis, per cell. With two axes, one panel per arm
+//! variant and the axes as x and y; with one axis, the arms as rows (or
+//! columns); with none, one row of arms. An arm's own axis, plotted, is
+//! taken out of its variants' labels, so the arm spreads over it; an arm
+//! that does not read a plotted axis fills every cell along it.
 
-use super::design::{is_descriptive, Design};
+use super::design::{is_descriptive, label, Design};
 use super::figures::Heatmap;
 use crate::grid::Plan;
 use crate::manifest::Axis;
-use crate::params::Value;
+use crate::params::{ParamSet, Value};
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum AxisError {
-    #[error("--x/--y {0}: not a grid axis of this experiment; axes: {1}")]
+    #[error(
+        "--x/--y {0}: not a grid axis of this experiment; axes: {1}, or arm for the arm variants"
+    )]
     Unknown(String, String),
-    #[error("--x and --y are both {0}; give two different axes, or only --x for the arms by {0}")]
+    #[error("--x and --y are both {0}; give two different axes (arm counts as one), or only --x")]
     Same(String),
 }
+
+/// The name `--x` and `--y` take for the arm variants.
+pub const ARM: &str = "arm";
 
 /// What the heatmap's panels, rows and columns are.
 pub enum Layout<'p> {
     /// A panel per arm variant, `x` and `y` as columns and rows.
     Axes(&'p Axis, &'p Axis),
-    /// One panel, the arm variants as rows, `x` as columns.
-    ArmsBy(&'p Axis),
+    /// One panel: the arm variants by `axis`, the arms as rows, or as
+    /// columns with `arms_on_x`.
+    ArmsBy { axis: &'p Axis, arms_on_x: bool },
     /// One panel, one row, the arm variants as columns.
     Arms,
 }
 
-/// The heatmap's layout: the axes asked for, else the first two common
-/// axes with several values (seed and replicate aside), else fewer.
+/// The heatmap's layout: the axes asked for (`arm` for the arm variants),
+/// else the first two common axes with several values (seed and replicate
+/// aside), else fewer.
 pub fn layout<'p>(
     plan: &'p Plan,
     x: Option<&str>,
@@ -56,6 +65,26 @@ pub fn layout<'p>(
         .common
         .iter()
         .filter(|a| a.values.len() > 1 && is_descriptive(specs, a));
+    match (x, y) {
+        (Some(ARM), None) => return Ok(Layout::Arms),
+        (Some(ARM), Some(y)) => {
+            return Ok(Layout::ArmsBy {
+                axis: find(y)?,
+                arms_on_x: true,
+            })
+        }
+        (x, Some(ARM)) => {
+            let axis = match x {
+                Some(name) => Some(find(name)?),
+                None => defaults.next(),
+            };
+            return Ok(axis.map_or(Layout::Arms, |axis| Layout::ArmsBy {
+                axis,
+                arms_on_x: false,
+            }));
+        }
+        _ => {}
+    }
     let x = match x {
         Some(name) => Some(find(name)?),
         None => defaults.next(),
@@ -67,9 +96,54 @@ pub fn layout<'p>(
     };
     Ok(match (x, y) {
         (Some(x), Some(y)) => Layout::Axes(x, y),
-        (Some(x), None) | (None, Some(x)) => Layout::ArmsBy(x),
+        (Some(axis), None) | (None, Some(axis)) => Layout::ArmsBy {
+            axis,
+            arms_on_x: false,
+        },
         (None, None) => Layout::Arms,
     })
+}
+
+/// The rows or panels the arm variants fall in: each variant's label less
+/// the settings of the plotted axes, so that an arm's own axis on x or y
+/// spreads the arm over that axis, where each variant would fill one cell
+/// of a row (or panel) of its own. Returns the labels and each variant's.
+fn groups(plan: &Plan, d: &Design, plotted: &[&str]) -> (Vec<String>, Vec<usize>) {
+    let mut labels: Vec<String> = Vec::new();
+    let mut of = Vec::with_capacity(d.variants.len());
+    for v in &d.variants {
+        let rest: Vec<_> = v
+            .settings
+            .iter()
+            .filter(|(k, _)| !plotted.contains(k))
+            .cloned()
+            .collect();
+        let name = plan.arm_name(v.arm);
+        let l = if rest.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}[{}]", label(&rest))
+        };
+        of.push(labels.iter().position(|x| *x == l).unwrap_or_else(|| {
+            labels.push(l);
+            labels.len() - 1
+        }));
+    }
+    (labels, of)
+}
+
+/// The positions on `axis` a run's value takes: its own, or every one
+/// when its arm does not read the axis (its result is the same at each).
+fn positions(axis: &Axis, value: &Value, ignored: ParamSet) -> Vec<usize> {
+    if ignored.contains(axis.id) {
+        (0..axis.values.len()).collect()
+    } else {
+        axis.values
+            .iter()
+            .position(|x| x == value)
+            .into_iter()
+            .collect()
+    }
 }
 
 /// The heatmap of `metric` (its value in each run, by run id).
@@ -81,54 +155,70 @@ pub fn heatmap(
     layout: &Layout,
 ) -> Heatmap {
     let labels = |axis: &Axis| axis.values.iter().map(Value::plain).collect::<Vec<_>>();
-    let arms: Vec<String> = d.variants.iter().map(|v| v.label.clone()).collect();
-    let (x_axis, x_values, y_axis, y_values, panels): (
-        String,
-        Vec<String>,
-        String,
-        Vec<String>,
-        Vec<String>,
-    ) = match layout {
+    let (x_axis, x_values, y_axis, y_values, (panels, group)) = match *layout {
         Layout::Axes(x, y) => (
-            x.name.into(),
+            x.name.to_string(),
             labels(x),
-            y.name.into(),
+            y.name.to_string(),
             labels(y),
-            arms.clone(),
+            groups(plan, d, &[x.name, y.name]),
         ),
-        Layout::ArmsBy(x) => (
-            x.name.into(),
-            labels(x),
-            "arm".into(),
-            arms.clone(),
-            vec!["all arms".into()],
-        ),
-        Layout::Arms => (
-            "arm".into(),
-            arms.clone(),
-            String::new(),
-            vec!["all runs".into()],
-            vec!["all arms".into()],
-        ),
+        Layout::ArmsBy { axis, arms_on_x } => {
+            let (arms, group) = groups(plan, d, &[axis.name]);
+            let one = (vec!["all arms".to_string()], group);
+            if arms_on_x {
+                (ARM.into(), arms, axis.name.into(), labels(axis), one)
+            } else {
+                (axis.name.into(), labels(axis), ARM.into(), arms, one)
+            }
+        }
+        Layout::Arms => {
+            let (arms, group) = groups(plan, d, &[]);
+            let one = (vec!["all arms".to_string()], group);
+            (
+                ARM.into(),
+                arms,
+                String::new(),
+                vec!["all runs".into()],
+                one,
+            )
+        }
     };
-    let index = |axis: &Axis, v: &Value| axis.values.iter().position(|x| x == v);
     let mut cells: Vec<Vec<Vec<(f64, f64)>>> =
         vec![vec![vec![(0.0, 0.0); x_values.len()]; y_values.len()]; panels.len()];
+    let (mut runs, mut missing) = (0, 0);
     for id in 0..plan.total {
         let Some(place) = d.place(id) else { continue };
         let run = plan.run(id);
-        let variant = place.variant;
-        let at = match layout {
-            Layout::Axes(x, y) => index(x, run.params.get(x.id))
-                .zip(index(y, run.params.get(y.id)))
-                .map(|(xi, yi)| (variant, yi, xi)),
-            Layout::ArmsBy(x) => index(x, run.params.get(x.id)).map(|xi| (0, variant, xi)),
-            Layout::Arms => Some((0, 0, variant)),
+        let g = group[place.variant];
+        let ignored = d.ignored[&(place.variant, place.scenario)];
+        let on = |axis: &Axis| positions(axis, run.params.get(axis.id), ignored);
+        // (panel, rows, columns) of the cells this run falls in.
+        let (p, rows, cols) = match *layout {
+            Layout::Axes(x, y) => (g, on(y), on(x)),
+            Layout::ArmsBy {
+                axis,
+                arms_on_x: false,
+            } => (0, vec![g], on(axis)),
+            Layout::ArmsBy {
+                axis,
+                arms_on_x: true,
+            } => (0, on(axis), vec![g]),
+            Layout::Arms => (0, vec![0], vec![g]),
         };
-        let value = values[id as usize].as_f64().unwrap_or(f64::NAN);
-        if let (Some((p, yi, xi)), false) = (at, value.is_nan()) {
-            let c = &mut cells[p][yi][xi];
-            *c = (c.0 + 1.0, c.1 + value);
+        if rows.is_empty() || cols.is_empty() {
+            continue;
+        }
+        runs += 1;
+        let Some(value) = values[id as usize].as_f64().filter(|v| !v.is_nan()) else {
+            missing += 1;
+            continue;
+        };
+        for &yi in &rows {
+            for &xi in &cols {
+                let c = &mut cells[p][yi][xi];
+                *c = (c.0 + 1.0, c.1 + value);
+            }
         }
     }
     let mut y_values = y_values;
@@ -145,13 +235,19 @@ pub fn heatmap(
         })
         .collect();
     // Charts draw the first row at the bottom; arms read top down.
-    if matches!(layout, Layout::ArmsBy(_)) {
+    if matches!(
+        layout,
+        Layout::ArmsBy {
+            arms_on_x: false,
+            ..
+        }
+    ) {
         y_values.reverse();
         means.iter_mut().for_each(|m| m.reverse());
     }
     let by = match layout {
         Layout::Axes(x, y) => format!(" by {} and {}", x.name, y.name),
-        Layout::ArmsBy(x) => format!(" by arm and {}", x.name),
+        Layout::ArmsBy { axis, .. } => format!(" by arm and {}", axis.name),
         Layout::Arms => " by arm".into(),
     };
     Heatmap {
@@ -164,5 +260,105 @@ pub fn heatmap(
         y_axis,
         y_values,
         panels: panels.into_iter().zip(means).collect(),
+        runs,
+        missing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::Manifest;
+    use crate::model::Registry;
+
+    /// Endorsement with its own gain axis, and source_aware, which does not
+    /// read gain, over two communication values and two seeds.
+    fn plan() -> Plan {
+        let text = "[experiment]\nname = \"h\"\nmodel = \"witness\"\n[fixed]\npopulation = 20\nrounds = 5\n\
+                    [grid]\nseed = [1, 2]\ncommunication = [0.5, 0.8]\n\
+                    [[arm]]\nname = \"e\"\npolicy = \"endorsement\"\ngrid = { gain = [3.0, 9.0] }\n\
+                    [[arm]]\nname = \"s\"\npolicy = \"source_aware\"\n";
+        Plan::new(Manifest::parse("h.toml", text, &Registry::builtin()).unwrap()).unwrap()
+    }
+
+    /// A metric that is the run's gain, plus 100 for source_aware, with one
+    /// source_aware run (the last) missing.
+    fn values(plan: &Plan) -> Vec<Value> {
+        (0..plan.total)
+            .map(|id| {
+                let run = plan.run(id);
+                let gain = run.params.named("gain").unwrap().as_f64().unwrap();
+                match plan.arm_name(run.arm) {
+                    "s" if id + 1 == plan.total => Value::Null,
+                    "s" => Value::Float(100.0 + gain),
+                    _ => Value::Float(gain),
+                }
+            })
+            .collect()
+    }
+
+    fn map(plan: &Plan, x: Option<&str>, y: Option<&str>) -> Heatmap {
+        let d = Design::of(plan).unwrap();
+        heatmap(plan, &d, "m", &values(plan), &layout(plan, x, y).unwrap())
+    }
+
+    #[test]
+    fn an_arms_own_axis_spreads_the_arm_and_an_unread_one_fills_the_row() {
+        let p = plan();
+        let default_gain = p
+            .run(p.total - 1)
+            .params
+            .named("gain")
+            .unwrap()
+            .as_f64()
+            .unwrap();
+        let hm = map(&p, Some("gain"), Some("arm"));
+        assert_eq!((hm.x_axis.as_str(), hm.y_axis.as_str()), ("gain", "arm"));
+        assert_eq!(hm.x_values, ["3.0", "9.0"]);
+        // One row per arm (top row first), not one per variant with one cell.
+        assert_eq!(hm.y_values, ["s", "e"]);
+        let cells = &hm.panels[0].1;
+        assert_eq!(cells[1], [Some(3.0), Some(9.0)]);
+        // source_aware ignores gain: its mean in every column.
+        assert_eq!(cells[0], [Some(100.0 + default_gain); 2]);
+        assert_eq!((hm.runs, hm.missing), (12, 1));
+        // The same, transposed.
+        let t = map(&p, Some("arm"), Some("gain"));
+        assert_eq!((t.x_axis.as_str(), t.y_axis.as_str()), ("arm", "gain"));
+        assert_eq!(t.x_values, ["e", "s"]);
+        assert_eq!(t.panels[0].1[0], [Some(3.0), Some(100.0 + default_gain)]);
+        assert_eq!(t.panels[0].1[1], [Some(9.0), Some(100.0 + default_gain)]);
+    }
+
+    #[test]
+    fn two_axes_give_a_panel_per_arm_less_the_plotted_axes() {
+        let p = plan();
+        let hm = map(&p, Some("gain"), Some("communication"));
+        let panels: Vec<&str> = hm.panels.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(panels, ["e", "s"]);
+        assert_eq!(hm.panels[0].1, [[Some(3.0), Some(9.0)]; 2]);
+        // Over two common axes, each variant keeps its panel.
+        let arms = map(&p, Some("communication"), Some("seed"));
+        let panels: Vec<&str> = arms.panels.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(panels, ["e[gain=3.0]", "e[gain=9.0]", "s"]);
+    }
+
+    #[test]
+    fn arm_is_an_axis_name() {
+        let p = plan();
+        assert!(matches!(layout(&p, Some("arm"), None), Ok(Layout::Arms)));
+        assert!(matches!(
+            layout(&p, None, Some("arm")),
+            Ok(Layout::ArmsBy { axis, arms_on_x: false }) if axis.name == "communication"
+        ));
+        assert_eq!(
+            layout(&p, Some("arm"), Some("arm")).err(),
+            Some(AxisError::Same("arm".into()))
+        );
+        let unknown = layout(&p, Some("nope"), None).err().unwrap().to_string();
+        assert!(
+            unknown.ends_with("axes: seed, communication, gain, or arm for the arm variants"),
+            "{unknown}"
+        );
     }
 }

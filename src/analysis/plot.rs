@@ -84,10 +84,24 @@ pub fn figures(results: &ResultsDir, req: &Request) -> Result<Figures> {
     let values = results.runs_columns(&[metric])?.remove(0);
     let stem = match &layout {
         Layout::Axes(x, y) => format!("heatmap-{}-{}-{}", slug(metric), slug(x.name), slug(y.name)),
-        Layout::ArmsBy(x) => format!("heatmap-{}-arm-{}", slug(metric), slug(x.name)),
+        Layout::ArmsBy {
+            axis,
+            arms_on_x: false,
+        } => format!("heatmap-{}-arm-{}", slug(metric), slug(axis.name)),
+        Layout::ArmsBy {
+            axis,
+            arms_on_x: true,
+        } => format!("heatmap-{}-{}-arm", slug(metric), slug(axis.name)),
         Layout::Arms => format!("heatmap-{}-arm", slug(metric)),
     };
     let hm = heatmap(plan, &d, metric, &values, &layout);
+    if hm.missing > 0 {
+        notes.push(format!(
+            "heatmap: {metric} has no value in {} of {} runs; each cell is the mean over its runs with one \
+             (`witness summary` names the cells)",
+            hm.missing, hm.runs
+        ));
+    }
     let heatmap = if hm.x_values.len().max(hm.y_values.len()) > MAX_HEATMAP_SIDE
         || hm.panels.len() > MAX_HEATMAP_PANELS
     {

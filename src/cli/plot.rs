@@ -21,10 +21,12 @@ pub struct PlotArgs {
     /// headline metric].
     #[arg(long)]
     pub metric: Option<String>,
-    /// Heatmap x axis [default: the first grid axis with several values].
+    /// Heatmap x axis, or arm for the arm variants [default: the first
+    /// grid axis with several values].
     #[arg(long)]
     pub x: Option<String>,
-    /// Heatmap y axis [default: the second such axis].
+    /// Heatmap y axis, or arm [default: the second such axis; with only
+    /// one, the arms].
     #[arg(long)]
     pub y: Option<String>,
     /// Only these runs, e.g. "graph=hub,truth=false".

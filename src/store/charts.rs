@@ -141,13 +141,7 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap)
     let (width, _) = body.dim_in_pixel();
     let (panels_area, bar_area) = body.split_horizontally(width.saturating_sub(110));
     let (nx, ny) = (hm.x_values.len() as i32, hm.y_values.len() as i32);
-    let longest = hm
-        .y_values
-        .iter()
-        .map(|v| v.chars().count())
-        .max()
-        .unwrap_or(0) as u32;
-    let y_labels = (longest * 8 + 30).clamp(60, 260);
+    let y_labels = y_label_width(hm);
     for (area, (arm, cells)) in panels_area
         .split_evenly((1, hm.panels.len()))
         .iter()
@@ -286,12 +280,26 @@ pub fn write_trajectories(stem: &Path, fig: &TrajectoryFigure) -> std::io::Resul
     )
 }
 
+/// The characters of the longest label.
+fn longest(labels: &[String]) -> u32 {
+    labels.iter().map(|v| v.chars().count()).max().unwrap_or(0) as u32
+}
+
+/// Pixels for the row labels, from the longest.
+fn y_label_width(hm: &Heatmap) -> u32 {
+    (longest(&hm.y_values) * 8 + 30).clamp(60, 260)
+}
+
 pub fn write_heatmap(stem: &Path, hm: &Heatmap) -> std::io::Result<()> {
     register_font();
     let title = hm.title.chars().count() as u32 * 11 + 40;
     let rows = hm.y_values.len() as u32;
+    // Columns wide enough for their labels (arm variants' are long), so
+    // that neighbours do not print over each other.
+    let column = (longest(&hm.x_values) * 7 + 16).clamp(60, 200);
+    let panel = (y_label_width(hm) + 30 + column * hm.x_values.len() as u32).max(360);
     let size = (
-        (360 * hm.panels.len() as u32 + 150).max(title),
+        (panel * hm.panels.len() as u32 + 150).max(title),
         (200 + 34 * rows).max(460),
     );
     write_pair(
