@@ -25,7 +25,8 @@ fn walk(e: &Json, a: &Json, tol: f64, subset: bool, path: &str) -> Option<String
                     }
                     None => {
                         return Some(format!(
-                            "{p}: in the stored document ({ev}), but the rerun does not write it"
+                            "{p}: in the stored document ({}), but the rerun does not write it",
+                            brief(ev)
                         ))
                     }
                 }
@@ -34,7 +35,7 @@ fn walk(e: &Json, a: &Json, tol: f64, subset: bool, path: &str) -> Option<String
                 if let Some(k) = ao.keys().find(|k| !eo.contains_key(*k)) {
                     return Some(format!(
                         "{path}.{k}: missing from the stored document (the rerun writes {})",
-                        ao[k]
+                        brief(&ao[k])
                     ));
                 }
             }
@@ -71,8 +72,27 @@ fn walk(e: &Json, a: &Json, tol: f64, subset: bool, path: &str) -> Option<String
             };
             (!same).then(|| format!("{path}: {an}, expected {en}"))
         }
-        _ => (e != a).then(|| format!("{path}: {a}, expected {e}")),
+        _ => (e != a).then(|| format!("{path}: {}, expected {}", brief(a), brief(e))),
     }
+}
+
+/// Longest value shown whole in a difference.
+const SHOWN: usize = 80;
+
+/// A value as a message shows it: whole when short, else its kind and size
+/// with the start of it (a whole trajectory would fill the terminal).
+fn brief(v: &Json) -> String {
+    let text = v.to_string();
+    if text.len() <= SHOWN {
+        return text;
+    }
+    let size = match v {
+        Json::Array(a) => format!("a list of {} items", a.len()),
+        Json::Object(o) => format!("an object of {} keys", o.len()),
+        _ => format!("{} characters", text.chars().count()),
+    };
+    let start: String = text.chars().take(SHOWN).collect();
+    format!("{start}... ({size})")
 }
 
 #[cfg(test)]
@@ -113,6 +133,15 @@ mod tests {
             first_difference(&e, &a, 0.0, false).as_deref(),
             Some("$.z: missing from the stored document (the rerun writes 0)")
         );
+        // A long value is cut, with its size.
+        let long = json!({"t": (0..100).collect::<Vec<i32>>()});
+        let d = first_difference(&long, &json!({}), 0.0, false).unwrap();
+        assert!(d.starts_with("$.t: in the stored document ([0,1,2,"), "{d}");
+        assert!(
+            d.ends_with("... (a list of 100 items)), but the rerun does not write it"),
+            "{d}"
+        );
+        assert!(d.len() < 200, "{d}");
         assert!(first_difference(&a, &e, 0.0, false)
             .unwrap()
             .contains("$.z: in the stored document (0), but the rerun does not write it"));

@@ -256,6 +256,20 @@ fn sensitivity_names_the_fix_for_a_wrong_method_or_axis() {
             predicates::str::contains("--by graph")
                 .and(predicates::str::contains("allowed: truth")),
         );
+    // 39 resamples' 95 % interval would be their whole range; 40 trims one each end.
+    witness()
+        .args(["sensitivity", "--resamples", "39"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--resamples 39: a 95 % interval needs at least 40",
+        ));
+    witness()
+        .args(["sensitivity", "--resamples", "40"])
+        .arg(&out)
+        .assert()
+        .success();
     // Per truth value by default; pooled over truth with --by "".
     witness().arg("sensitivity").arg(&out).assert().success();
     let csv = std::fs::read_to_string(out.join("sensitivity.csv")).unwrap();

@@ -8,6 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{snapshot, witness};
+use predicates::prelude::*;
 
 const EXAMPLE: &str = "experiments/trust";
 
@@ -53,8 +54,20 @@ fn today_may_be_negative_as_its_range_says() {
     let mut a = args(Path::new(EXAMPLE), &out);
     let at = a.iter().position(|x| x == "--today").unwrap();
     a[at + 1] = "-5".into();
-    // clap read `-5` as a flag and refused it.
-    witness().args(&a).assert().success();
+    // clap read `-5` as a flag and refused it. Every signal is later (the
+    // first on day 600): said, since every claim then reads unverified.
+    witness()
+        .args(&a)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "note: --today -5: every active signal is dated later (the first on day 600), so none counts",
+        ));
+    witness()
+        .args(args(Path::new(EXAMPLE), &out))
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("note:").not());
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::analysis::sensitivity::{
-    run as indices, Kind, Report, Request, SensitivityRow, RESAMPLES,
+    run as indices, Kind, Report, Request, SensitivityRow, MIN_RESAMPLES, RESAMPLES,
 };
 use crate::analysis::summary::metric_or_default;
 use crate::error::{Error, Result};
@@ -34,16 +34,17 @@ pub struct SensitivityArgs {
     /// and replicate].
     #[arg(long, value_delimiter = ',')]
     pub by: Option<Vec<String>>,
-    /// Bootstrap resamples behind each interval.
+    /// Bootstrap resamples behind each interval (at least 40).
     #[arg(long, default_value_t = RESAMPLES)]
     pub resamples: usize,
 }
 
 pub fn sensitivity(a: &SensitivityArgs, registry: &Registry) -> Result<u8> {
     let results = ResultsDir::open(&a.dir, registry)?;
-    if a.resamples < 2 {
+    if a.resamples < MIN_RESAMPLES {
         return Err(Error::Usage(format!(
-            "--resamples {}: an interval needs at least 2 resamples (1000 is the default)",
+            "--resamples {}: a 95 % interval needs at least {MIN_RESAMPLES} resamples (below that it is the resamples' whole range); \
+             leave the flag out for {RESAMPLES}",
             a.resamples
         )));
     }

@@ -129,6 +129,13 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
     let (tables, previous) = load(i)?;
     let ev = Evidence::new(&tables)?;
     drop(tables);
+    if let Some(first) = ev.first_signal_day().filter(|&d| d > i.today) {
+        eprintln!(
+            "note: --today {}: every active signal is dated later (the first on day {first}), so none counts; \
+             --today is the day the scores are as of",
+            i.today
+        );
+    }
     let report = Report::from_evidence(&ev, i.today, &previous);
     drop(ev);
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;

@@ -301,6 +301,16 @@ impl Evidence {
         claim.author.map(|a| self.actors[a].root)
     }
 
+    /// The day of the earliest active signal, if any: a `today` before it
+    /// lets no signal count.
+    pub fn first_signal_day(&self) -> Option<i64> {
+        self.signals
+            .iter()
+            .filter(|s| s.active)
+            .map(|s| s.day)
+            .min()
+    }
+
     /// Active usage failures reported up to `today` on a target: a claim,
     /// a revision, or any revision of an item.
     pub fn usage_failures(&self, target: &str, today: i64) -> usize {

@@ -20,6 +20,9 @@ use crate::store::TableData;
 
 /// Bootstrap resamples behind every interval.
 pub const RESAMPLES: usize = 1000;
+/// The fewest resamples whose 95 % percentile interval leaves out a
+/// resample at each end (1/40 = 2.5 %); fewer give the whole range.
+pub const MIN_RESAMPLES: usize = 40;
 
 /// Intervals wider than this (Sobol': on an index; Morris: relative to the
 /// largest mu*) get a warning with the design size that would narrow them.
