@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use super::beta::bounds;
 use super::evidence::{Evidence, RelationKind, Signal, Target};
 use super::group::{family_groups, group_signals, Grouped, Scratch};
@@ -274,20 +276,32 @@ pub fn score(ev: &Evidence, cx: &Context) -> Vec<Score> {
             _ => None,
         }
     });
-    let mut sc = Scratch::default();
+    // Targets are scored independently, so both cores share them; each
+    // worker keeps its own buffers, and the scores come back in order.
+    let per_item: Vec<Vec<Score>> = ev
+        .items
+        .par_iter()
+        .map_init(Scratch::default, |sc, (_, revs)| {
+            let mut prior = (1.0, 1.0, None);
+            let mut scores = Vec::with_capacity(revs.len());
+            for &r in revs {
+                let rev = &ev.revisions[r];
+                let author = Some(ev.actors[rev.author].root);
+                let post = group_signals(ev, cx, &rank, on_revision.of(r), author, sc);
+                let s = assemble(&rev.id, Kind::Revision, prior.clone(), post, &labels);
+                prior = (
+                    1.0 + CARRY_OVER * (s.alpha - 1.0),
+                    1.0 + CARRY_OVER * (s.beta - 1.0),
+                    Some(rev.id.clone()),
+                );
+                scores.push(s);
+            }
+            scores
+        })
+        .collect();
     let mut revisions: Vec<Option<Score>> = vec![None; ev.revisions.len()];
-    for (_, revs) in &ev.items {
-        let mut prior = (1.0, 1.0, None);
-        for &r in revs {
-            let rev = &ev.revisions[r];
-            let author = Some(ev.actors[rev.author].root);
-            let post = group_signals(ev, cx, &rank, on_revision.of(r), author, &mut sc);
-            let s = assemble(&rev.id, Kind::Revision, prior.clone(), post, &labels);
-            prior = (
-                1.0 + CARRY_OVER * (s.alpha - 1.0),
-                1.0 + CARRY_OVER * (s.beta - 1.0),
-                Some(rev.id.clone()),
-            );
+    for ((_, revs), scores) in ev.items.iter().zip(per_item) {
+        for (&r, s) in revs.iter().zip(scores) {
             revisions[r] = Some(s);
         }
     }
@@ -300,18 +314,18 @@ pub fn score(ev: &Evidence, cx: &Context) -> Vec<Score> {
         s.kind = Kind::Item;
         out.push(s);
     }
-    for (c, claim) in ev.claims.iter().enumerate() {
-        let author = claim.author.map(|a| ev.actors[a].root);
-        let mut post = group_signals(ev, cx, &rank, on_claim.of(c), author, &mut sc);
-        family_groups(ev, cx, &labels, stances.of(c), &mut post, &mut sc);
-        out.push(assemble(
-            &claim.id,
-            Kind::Claim,
-            (1.0, 1.0, None),
-            post,
-            &labels,
-        ));
-    }
+    let claims: Vec<Score> = ev
+        .claims
+        .par_iter()
+        .enumerate()
+        .map_init(Scratch::default, |sc, (c, claim)| {
+            let author = claim.author.map(|a| ev.actors[a].root);
+            let mut post = group_signals(ev, cx, &rank, on_claim.of(c), author, sc);
+            family_groups(ev, cx, &labels, stances.of(c), &mut post, sc);
+            assemble(&claim.id, Kind::Claim, (1.0, 1.0, None), post, &labels)
+        })
+        .collect();
+    out.extend(claims);
     apply_supersedes(ev, cx, &mut out);
     out
 }
