@@ -96,4 +96,40 @@ fn set_accepts_toml_values_and_bare_words_and_rejects_bad_ones() {
         );
 }
 
+#[test]
+fn simulate_refuses_an_external_policy_it_has_no_process_for() {
+    // It ran with nothing deciding: no messages, and "identities hold".
+    for (model, set) in [
+        ("witness", "policy=external"),
+        ("hive", "member=external"),
+        ("harness", "policy=\"external\""),
+    ] {
+        witness()
+            .args([
+                "simulate",
+                "--model",
+                model,
+                "--set",
+                set,
+                "--export",
+                "never.json",
+            ])
+            .assert()
+            .code(2)
+            .stderr(contains(format!(
+                "--set {set}: an external policy is a process named by an [[arm]]"
+            )));
+        assert!(!std::path::Path::new("never.json").exists());
+    }
+    // A folder that is not there is named before the run, not after it.
+    witness()
+        .args(["simulate", "--export", "no-such-folder/x.json"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains(
+            "--export no-such-folder/x.json: there is no folder no-such-folder",
+        ));
+}
+
 use predicates::prelude::PredicateBooleanExt;

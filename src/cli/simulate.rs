@@ -39,6 +39,32 @@ pub fn simulate(a: &SimulateArgs, registry: &Registry) -> Result<u8> {
     })?;
     let mut p = Resolved::defaults(model.params());
     set::apply(model.params(), &mut p, &a.set)?;
+    // An external policy answers from a process that only a manifest's
+    // arm can name; run without one, the model would decide nothing.
+    if model.checked(&p)?.decision.is_some() {
+        let setting = a
+            .set
+            .iter()
+            .find(|s| {
+                s.split_once('=')
+                    .is_some_and(|(_, v)| v.trim().trim_matches('"') == "external")
+            })
+            .map_or("an external policy".to_string(), |s| format!("--set {s}"));
+        return Err(Error::Usage(format!(
+            "{setting}: an external policy is a process named by an [[arm]]'s `external = {{ command = [...] }}`, \
+             which simulate cannot take; put it in a manifest and use `witness run` (see docs/guide/external-policies.md)"
+        )));
+    }
+    // Checked before the run, which may be long, not after it.
+    if let Some(dir) = a.export.as_deref().and_then(Path::parent) {
+        if !dir.as_os_str().is_empty() && !dir.is_dir() {
+            return Err(Error::Usage(format!(
+                "--export {}: there is no folder {}; create it, or export elsewhere",
+                a.export.as_deref().unwrap_or(dir).display(),
+                dir.display()
+            )));
+        }
+    }
     check_memory(model, &p, a.export.is_some(), a.max_memory)?;
     let sim = model.simulate(&p, a.export.is_some())?;
     out!("{}", sim.text)?;
