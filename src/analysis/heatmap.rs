@@ -53,7 +53,12 @@ pub fn layout<'p>(
     let find = |name: &str| {
         all.iter().copied().find(|a| a.name == name).ok_or_else(|| {
             let names: Vec<&str> = all.iter().map(|a| a.name).collect();
-            AxisError::Unknown(name.into(), names.join(", "))
+            let names = if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            };
+            AxisError::Unknown(name.into(), names)
         })
     };
     if let (Some(x), Some(y)) = (x, y) {
@@ -85,20 +90,26 @@ pub fn layout<'p>(
         }
         _ => {}
     }
+    // A default x skips the axis asked for as y.
+    let y = y.map(find).transpose()?;
     let x = match x {
         Some(name) => Some(find(name)?),
-        None => defaults.next(),
+        None => defaults.find(|a| Some(a.id) != y.map(|y| y.id)),
     };
     let y = match y {
-        Some(name) => Some(find(name)?),
+        Some(y) => Some(y),
         None if x.is_some() => defaults.find(|a| Some(a.id) != x.map(|x| x.id)),
         None => None,
     };
     Ok(match (x, y) {
         (Some(x), Some(y)) => Layout::Axes(x, y),
-        (Some(axis), None) | (None, Some(axis)) => Layout::ArmsBy {
+        (Some(axis), None) => Layout::ArmsBy {
             axis,
             arms_on_x: false,
+        },
+        (None, Some(axis)) => Layout::ArmsBy {
+            axis,
+            arms_on_x: true,
         },
         (None, None) => Layout::Arms,
     })
@@ -247,14 +258,23 @@ pub fn heatmap(
     }
     let by = match layout {
         Layout::Axes(x, y) => format!(" by {} and {}", x.name, y.name),
-        Layout::ArmsBy { axis, .. } => format!(" by arm and {}", axis.name),
+        Layout::ArmsBy {
+            axis,
+            arms_on_x: false,
+        } => format!(" by {} and arm", axis.name),
+        Layout::ArmsBy {
+            axis,
+            arms_on_x: true,
+        } => format!(" by arm and {}", axis.name),
         Layout::Arms => " by arm".into(),
     };
+    let over = if x_axis == "seed" || y_axis == "seed" {
+        "the other axes"
+    } else {
+        "seeds and other axes"
+    };
     Heatmap {
-        title: format!(
-            "{}: mean {metric}{by}, over seeds and other axes",
-            plan.manifest.name
-        ),
+        title: format!("{}: mean {metric}{by}, over {over}", plan.manifest.name),
         x_axis,
         x_values,
         y_axis,
@@ -351,6 +371,19 @@ mod tests {
             layout(&p, None, Some("arm")),
             Ok(Layout::ArmsBy { axis, arms_on_x: false }) if axis.name == "communication"
         ));
+        // A default x is never the axis asked for as y: with no other
+        // axis, the arms go on x.
+        assert!(matches!(
+            layout(&p, None, Some("communication")),
+            Ok(Layout::ArmsBy { axis, arms_on_x: true }) if axis.name == "communication"
+        ));
+        // Titles name x first, then y, as the stems do.
+        assert!(map(&p, Some("arm"), Some("gain"))
+            .title
+            .contains(" by arm and gain,"));
+        assert!(map(&p, Some("gain"), Some("arm"))
+            .title
+            .contains(" by gain and arm,"));
         assert_eq!(
             layout(&p, Some("arm"), Some("arm")).err(),
             Some(AxisError::Same("arm".into()))

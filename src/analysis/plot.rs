@@ -87,11 +87,11 @@ pub fn figures(results: &ResultsDir, req: &Request) -> Result<Figures> {
         Layout::ArmsBy {
             axis,
             arms_on_x: false,
-        } => format!("heatmap-{}-arm-{}", slug(metric), slug(axis.name)),
+        } => format!("heatmap-{}-{}-arm", slug(metric), slug(axis.name)),
         Layout::ArmsBy {
             axis,
             arms_on_x: true,
-        } => format!("heatmap-{}-{}-arm", slug(metric), slug(axis.name)),
+        } => format!("heatmap-{}-arm-{}", slug(metric), slug(axis.name)),
         Layout::Arms => format!("heatmap-{}-arm", slug(metric)),
     };
     let hm = heatmap(plan, &d, metric, &values, &layout);

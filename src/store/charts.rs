@@ -5,6 +5,7 @@
 //! any machine.
 
 use image::ImageEncoder;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -127,6 +128,29 @@ fn cell_text(v: f64) -> String {
     }
 }
 
+/// A heatmap axis of `n` cells: cell i spans [i, i + 1), its tick and
+/// label at the centre. (plotters' segmented integer axis maps a single
+/// cell to one pixel, which drew a one-row heatmap with no height.)
+struct Cells(usize);
+
+impl Ranged for Cells {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, (from, to): (i32, i32)) -> i32 {
+        let at = f64::from(to - from) * v / self.0.max(1) as f64;
+        from + at.round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, _: H) -> Vec<f64> {
+        (0..self.0).map(|i| i as f64 + 0.5).collect()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        0.0..self.0 as f64
+    }
+}
+
 fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap) -> Drawn<DB> {
     root.fill(&WHITE)?;
     let body = root.titled(&hm.title, (SANS, 20))?;
@@ -140,8 +164,10 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap)
     let span = if hi > lo { hi - lo } else { 1.0 };
     let (width, _) = body.dim_in_pixel();
     let (panels_area, bar_area) = body.split_horizontally(width.saturating_sub(110));
-    let (nx, ny) = (hm.x_values.len() as i32, hm.y_values.len() as i32);
+    let (nx, ny) = (hm.x_values.len(), hm.y_values.len());
     let y_labels = y_label_width(hm);
+    let name =
+        |values: &[String], v: &f64| values.get(v.floor() as usize).cloned().unwrap_or_default();
     for (area, (arm, cells)) in panels_area
         .split_evenly((1, hm.panels.len()))
         .iter()
@@ -152,19 +178,14 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap)
             .margin(12)
             .x_label_area_size(46)
             .y_label_area_size(y_labels)
-            // Integer ranges are inclusive here: 0..n-1 makes n segments.
-            .build_cartesian_2d((0..nx - 1).into_segmented(), (0..ny - 1).into_segmented())?;
-        let name = |values: &[String], v: &SegmentValue<i32>| match v {
-            SegmentValue::CenterOf(i) => values.get(*i as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
-        };
+            .build_cartesian_2d(Cells(nx), Cells(ny))?;
         chart
             .configure_mesh()
             .disable_mesh()
             .x_desc(&hm.x_axis)
             .y_desc(&hm.y_axis)
-            .x_labels(hm.x_values.len())
-            .y_labels(hm.y_values.len())
+            .x_labels(nx)
+            .y_labels(ny)
             .x_label_formatter(&|v| name(&hm.x_values, v))
             .y_label_formatter(&|v| name(&hm.y_values, v))
             .label_style((SANS, 13))
@@ -172,11 +193,8 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap)
             .draw()?;
         for (y, row) in cells.iter().enumerate() {
             for (x, cell) in row.iter().enumerate() {
-                let (x, y) = (x as i32, y as i32);
-                let corners = [
-                    (SegmentValue::Exact(x), SegmentValue::Exact(y)),
-                    (SegmentValue::Exact(x + 1), SegmentValue::Exact(y + 1)),
-                ];
+                let (x, y) = (x as f64, y as f64);
+                let corners = [(x, y), (x + 1.0, y + 1.0)];
                 let (fill, text, ink) = match cell {
                     Some(v) => {
                         let t = (v - lo) / span;
@@ -192,11 +210,7 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap)
                 let style = TextStyle::from((SANS, 14))
                     .color(&ink)
                     .pos(Pos::new(HPos::Center, VPos::Center));
-                chart.draw_series(std::iter::once(Text::new(
-                    text,
-                    (SegmentValue::CenterOf(x), SegmentValue::CenterOf(y)),
-                    style,
-                )))?;
+                chart.draw_series(std::iter::once(Text::new(text, (x + 0.5, y + 0.5), style)))?;
             }
         }
     }
