@@ -60,6 +60,12 @@ impl ResultsDir {
         }
         let plan = layout.read_plan(registry)?;
         if !plan.finished() {
+            if let Some(problem) = damaged_race_table(&layout) {
+                return Err(ResultsError::Unsealed {
+                    problem,
+                    fix: rebuild_fix(dir),
+                });
+            }
             return Err(ResultsError::Run(RunError::Incomplete {
                 dir: dir.display().to_string(),
                 message:
@@ -199,6 +205,28 @@ fn rebuild_fix(dir: &Path) -> String {
          (`witness run MANIFEST --out {0}`) to rebuild the results",
         dir.display()
     )
+}
+
+/// A sealed folder whose race stopped short: its rungs are read back
+/// from `runs.parquet`, which the race trusts only as sealed, so a table
+/// changed since is the problem, not an unfinished run.
+fn damaged_race_table(layout: &Layout) -> Option<String> {
+    if layout.parts().exists() {
+        return None;
+    }
+    let seal = Seal::read(&layout.dir).ok()??;
+    let table = layout.table("runs");
+    let problem = match seal.tables.iter().find(|t| t.name == "runs") {
+        None => "not listed in the seal".to_string(),
+        Some(t) => match seal::differs(&table, t.bytes, &t.sha256) {
+            Ok(problem) => problem?,
+            Err(e) => e.to_string(),
+        },
+    };
+    Some(format!(
+        "{}: {problem}, and the race's rungs are read from it",
+        table.display()
+    ))
 }
 
 /// The folder's seal, which must be there and be for this manifest.

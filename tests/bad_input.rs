@@ -379,3 +379,43 @@ fn a_folder_that_is_not_a_results_folder_is_bad_input_for_every_verb() {
         );
     }
 }
+
+#[test]
+fn a_shard_count_without_shard_auto_is_refused_not_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "small.toml", SMALL);
+    let out = tmp.path().join("out");
+    for extra in [
+        &["--shard-count", "4"][..],
+        &["--shard", "1/4", "--shard-count", "4"],
+    ] {
+        witness()
+            .args(["run", "-q", "--out"])
+            .arg(&out)
+            .args(extra)
+            .arg(&m)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("only with --shard auto"));
+    }
+    assert!(!out.exists(), "nothing was run");
+}
+
+#[test]
+fn an_out_link_to_nowhere_is_named_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "small.toml", SMALL);
+    let link = tmp.path().join("results");
+    std::os::unix::fs::symlink(tmp.path().join("gone/results"), &link).unwrap();
+    witness()
+        .args(["run", "-q", "--out"])
+        .arg(&link)
+        .arg(&m)
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("a symbolic link to").and(predicates::str::contains(
+                "which does not exist; create that folder, or give another --out",
+            )),
+        );
+}

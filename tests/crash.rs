@@ -8,6 +8,7 @@
 mod common;
 
 use common::{data_files, witness, write_manifest, SMALL};
+use predicates::prelude::PredicateBooleanExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 
@@ -214,6 +215,25 @@ fn a_run_that_cannot_start_leaves_the_old_results_alone() {
         .assert()
         .code(2);
     assert!(data_files(&dir) == before);
+    // Slurm's grant is checked the same way and named as the source; a
+    // junk value is an error, not silently every core.
+    for (value, says) in [
+        ("100000", "SLURM_CPUS_PER_TASK=100000: this machine has"),
+        ("lots", "SLURM_CPUS_PER_TASK=\"lots\": not a whole number"),
+        ("0", "SLURM_CPUS_PER_TASK=0: give at least 1"),
+    ] {
+        for verb in [&["run", "-q", "--force", "--out"][..], &["plan"][..]] {
+            let mut cmd = witness();
+            cmd.env("SLURM_CPUS_PER_TASK", value).args(verb);
+            if verb[0] == "run" {
+                cmd.arg(&dir);
+            }
+            cmd.arg(&small).assert().code(2).stderr(
+                predicates::str::contains(says).and(predicates::str::contains("--threads N")),
+            );
+        }
+    }
+    assert!(data_files(&dir) == before);
 }
 
 #[test]
@@ -278,4 +298,48 @@ fn deleted_truncated_or_foreign_files_are_redone_not_called_complete() {
     assert!(data_files(&dir) == want);
 }
 
-use predicates::prelude::PredicateBooleanExt;
+#[test]
+fn a_final_table_that_cannot_be_written_is_named_and_the_run_resumes_later() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let m = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/manifests/small-runs-10000.toml");
+    let reference = tmp.path().join("reference");
+    common::run_ok(&m, &reference);
+    // Files may not grow past 1 MiB: every part fits, the 4 MB
+    // trajectory table does not, as on a disk that fills at the end.
+    let dir = tmp.path().join("full");
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("witness"));
+    cmd.args(["run", "-q", "--out"]).arg(&dir).arg(&m);
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 1 << 20,
+                rlim_max: 1 << 20,
+            };
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("trajectories.parquet") && stderr.contains("File too large"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("damaged"), "{stderr}");
+    // With room again, the kept parts are assembled without a rerun.
+    witness()
+        .args(["run", "--out"])
+        .arg(&dir)
+        .arg(&m)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "(0 executed, 40 chunk(s) resumed)",
+        ));
+    assert!(data_files(&dir) == data_files(&reference));
+}

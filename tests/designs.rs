@@ -85,6 +85,19 @@ fn listed_points_are_crossed_with_seeds_and_arms_and_recorded() {
         csv.lines().nth(1).unwrap().contains(",6,"),
         "6 pairs: {csv}"
     );
+    // The same point twice (3 is 3.0 to gain) would repeat runs and keys.
+    let twice = text
+        .replace("gain = 9 }", "gain = 3 }")
+        .replace("communication = 0.9", "communication = 0.5");
+    let m = write_manifest(tmp.path(), "twice.toml", &twice);
+    witness()
+        .arg("plan")
+        .arg(&m)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "point 2 repeats point 1; list each point once",
+        ));
 }
 
 #[test]
@@ -149,6 +162,17 @@ fn a_points_file_is_part_of_the_manifest_and_kept_with_the_results() {
         .arg(&out)
         .assert()
         .success();
+    // The folder's copy deleted: its results are damaged (exit 1), and
+    // the message names the copy and the fix.
+    let kept = std::fs::read(out.join("points.csv")).unwrap();
+    std::fs::remove_file(out.join("points.csv")).unwrap();
+    for verb in ["verify", "summary"] {
+        witness().arg(verb).arg(&out).assert().code(1).stderr(
+            predicates::str::contains("copy of the design's points file is gone")
+                .and(predicates::str::contains("put the file back")),
+        );
+    }
+    std::fs::write(out.join("points.csv"), kept).unwrap();
     // A missing column is an error naming the file's line.
     std::fs::write(tmp.path().join("points.csv"), "gain,graph\n4.0,hub\n5.0\n").unwrap();
     witness()
@@ -208,6 +232,17 @@ fn plan_describes_a_sampled_design_and_warns_of_factors_an_arm_ignores() {
         .arg(tmp.path().join("nowhere.toml"))
         .assert()
         .code(2);
+    // --out naming the manifest itself would replace it with the CSV.
+    let before = std::fs::read(&m).unwrap();
+    witness()
+        .arg("design")
+        .arg(&m)
+        .arg("--out")
+        .arg(&m)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("the manifest itself"));
+    assert_eq!(std::fs::read(&m).unwrap(), before);
 }
 
 #[test]

@@ -147,3 +147,33 @@ fn verdicts_need_a_baseline_with_a_placebo_and_the_out_flag_moves_the_page() {
     assert_eq!(d["verdicts"]["rows"].as_array().unwrap().len(), 3 * 4);
     assert!(!dir.join("report.html").exists());
 }
+
+#[test]
+fn the_page_never_replaces_a_result_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "small.toml", SMALL);
+    let dir = tmp.path().join("small");
+    run_ok(&m, &dir);
+    for name in ["runs.parquet", "complete.json", "manifest.toml"] {
+        let target = dir.join(name);
+        let before = std::fs::read(&target).unwrap();
+        witness()
+            .arg("report")
+            .arg(&dir)
+            .arg("--out")
+            .arg(&target)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("inside the results folder"));
+        assert_eq!(std::fs::read(&target).unwrap(), before, "{name} changed");
+    }
+    witness().args(["verify"]).arg(&dir).assert().success();
+    // Any .html name in the folder is fine.
+    witness()
+        .arg("report")
+        .arg(&dir)
+        .arg("--out")
+        .arg(dir.join("page.html"))
+        .assert()
+        .success();
+}

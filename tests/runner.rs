@@ -117,6 +117,22 @@ fn shards_plus_merge_equal_a_single_run() {
     );
     assert!(!sharded.join("parts").exists());
     assert!(!in_flight.exists(), "merge clears what a killed shard left");
+    // A shard run again in the merged folder (a resubmitted array task)
+    // finds its runs there and changes nothing.
+    let merged = common::snapshot(&sharded);
+    witness()
+        .args(["run", "--shard", "2/4", "--out"])
+        .arg(&sharded)
+        .arg(&m)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "shard 2/4: its 16 runs are already merged into",
+        ));
+    assert!(
+        common::snapshot(&sharded) == merged,
+        "the merged folder changed"
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@
 mod common;
 
 use common::{data_files, witness, write_manifest};
+use predicates::prelude::PredicateBooleanExt;
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -382,4 +383,26 @@ fn a_damaged_runs_table_is_run_again_not_trusted() {
         data_files(&damaged) == want,
         "the damaged folder was not healed"
     );
+}
+
+#[test]
+fn a_damaged_table_in_a_raced_folder_is_named_not_called_unfinished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "race.toml", RACE);
+    let dir = tmp.path().join("race");
+    run(&m, &dir, &[]);
+    let want = data_files(&dir);
+    let table = dir.join("runs.parquet");
+    let bytes = std::fs::read(&table).unwrap();
+    std::fs::write(&table, &bytes[..bytes.len() / 2]).unwrap();
+    for verb in ["search", "summary", "rank"] {
+        witness().arg(verb).arg(&dir).assert().code(2).stderr(
+            predicates::str::contains("runs.parquet: its bytes are not the ones written")
+                .and(predicates::str::contains("witness verify"))
+                .and(predicates::str::contains("not finished").not()),
+        );
+    }
+    // Running the manifest again rebuilds it.
+    run(&m, &dir, &[]);
+    assert!(data_files(&dir) == want);
 }

@@ -103,6 +103,14 @@ fn the_example_scores_reproducibly() {
             .unwrap();
         assert!(line.contains(&format!(",{status},")), "{line}");
     }
+    // Scored again without --csv: the old CSV copies go, the set is whole.
+    witness()
+        .args(args(Path::new(EXAMPLE), &a))
+        .assert()
+        .success();
+    let again = snapshot(&a);
+    assert_eq!(again.len(), 5, "{:?}", again.keys().collect::<Vec<_>>());
+    assert!(again.keys().all(|k| !k.ends_with(".csv")));
 }
 
 /// Every example CSV rewritten as Parquet (string columns, `day`-like

@@ -15,7 +15,8 @@ pub struct DesignArgs {
     /// logarithm and rounding apply (sampled designs only).
     #[arg(long)]
     pub unit: bool,
-    /// Write the CSV here instead of to standard output.
+    /// Write the CSV here instead of to standard output (not over the
+    /// manifest).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
@@ -23,6 +24,14 @@ pub struct DesignArgs {
 pub fn design(a: &DesignArgs, registry: &Registry) -> Result<u8> {
     let m = super::load(&a.manifest, registry)?;
     let file = a.manifest.display();
+    if let Some(out) = &a.out {
+        if same_file(out, &a.manifest) {
+            return Err(Error::Usage(format!(
+                "--out {}: that is the manifest itself, which the CSV would replace; write the points elsewhere, e.g. --out points.csv",
+                out.display()
+            )));
+        }
+    }
     let d = m.design.as_ref().ok_or_else(|| {
         Error::Usage(format!(
             "{file}: no [design] table (the manifest runs the full grid); add [design] kind = \"lhs\", \"sobol\", \"morris\" or \"list\""
@@ -61,4 +70,8 @@ pub fn design(a: &DesignArgs, registry: &Registry) -> Result<u8> {
 fn write(path: &Path, text: &str) -> Result<()> {
     crate::store::atomic::write(path, text.as_bytes())
         .map_err(|e| Error::Usage(format!("{}: cannot write: {e}", path.display())))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
 }

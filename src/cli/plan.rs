@@ -207,7 +207,8 @@ pub fn plan(
     probe_policy: bool,
     registry: &Registry,
 ) -> Result<u8> {
-    let threads = rayon::current_num_threads();
+    // The memory check counts the chunks a default `run` holds at once.
+    let threads = super::run::asked_threads(None)?.unwrap_or_else(rayon::current_num_threads);
     let (plan, warnings) = checked_plan(path, max_runs, threads, max_memory, true, registry)?;
     // A probe's answers go to a scratch folder, removed afterwards.
     let scratch = tempfile_dir()?;

@@ -2,7 +2,7 @@
 //! (provenance, design, headline metrics, verdicts, trajectories, heatmap,
 //! ranking, race and runs), written atomically to `DIR/report.html`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::analysis::report::{build, Request};
 use crate::error::{Error, Result};
@@ -13,7 +13,8 @@ use crate::results::ResultsDir;
 pub struct ReportArgs {
     /// A results folder.
     pub dir: PathBuf,
-    /// Where to write the page [default: DIR/report.html].
+    /// Where to write the page [default: DIR/report.html]; inside DIR,
+    /// only an .html name (never over a result file).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Add `compare`'s verdicts against this arm (its placebo must have
@@ -32,6 +33,7 @@ pub fn report(a: &ReportArgs, registry: &Registry) -> Result<u8> {
     )?;
     let page = crate::store::html::page(&results.plan.manifest.name, &doc);
     let out = a.out.clone().unwrap_or_else(|| results.file("report.html"));
+    refuse_inside_results(&out, &a.dir)?;
     crate::store::atomic::write(&out, page.as_bytes())
         .map_err(|e| Error::Usage(format!("{}: cannot write the report: {e}", out.display())))?;
     for n in doc["notes"].as_array().into_iter().flatten() {
@@ -39,4 +41,28 @@ pub fn report(a: &ReportArgs, registry: &Registry) -> Result<u8> {
     }
     outln!("wrote {} ({} KB)", out.display(), page.len().div_ceil(1024))?;
     Ok(0)
+}
+
+/// A page written into the results folder must be an `.html` file: the
+/// run writes none, so it can never replace a table, the seal or the
+/// manifest (the atomic write would swap it in without a word).
+fn refuse_inside_results(out: &Path, dir: &Path) -> Result<()> {
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let (Ok(parent), Ok(dir)) = (parent.canonicalize(), dir.canonicalize()) else {
+        return Ok(());
+    };
+    let html = out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("html"));
+    if parent.starts_with(&dir) && !html {
+        return Err(Error::Usage(format!(
+            "--out {}: inside the results folder, where it could replace a result file; \
+             give the page an .html name, or write it outside the folder",
+            out.display()
+        )));
+    }
+    Ok(())
 }

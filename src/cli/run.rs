@@ -26,7 +26,7 @@ pub struct RunArgs {
     /// environment (Slurm, Kubernetes Indexed Job, AWS Batch).
     #[arg(long, value_name = "K/N|auto")]
     pub shard: Option<String>,
-    /// Number of shards for `--shard auto`: required under a Kubernetes
+    /// Number of shards for `--shard auto` (only with it): required under a Kubernetes
     /// Indexed Job; under Slurm it makes the task id the shard number, so a
     /// failed task can be resubmitted alone (`sbatch --array=K`).
     #[arg(long)]
@@ -56,7 +56,7 @@ pub struct RunArgs {
 }
 
 pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
-    let threads = check_threads(a.threads.or_else(slurm_cpus))?;
+    let threads = asked_threads(a.threads)?;
     let pool_threads = threads.unwrap_or_else(rayon::current_num_threads);
     let (plan, warnings) = super::plan::checked_plan(
         &a.manifest,
@@ -72,6 +72,11 @@ pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
         }
     }
     let shard = match &a.shard {
+        None if a.shard_count.is_some() => {
+            return Err(Error::Usage(
+                "--shard-count: only with --shard auto, which reads the task number from the job's environment".into(),
+            ))
+        }
         None => None,
         Some(s) => Some(shard::parse(s, a.shard_count, &|k| std::env::var(k).ok())?),
     };
@@ -79,6 +84,15 @@ pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&plan.manifest.name));
+    let dangling = dir.symlink_metadata().is_ok_and(|m| m.is_symlink()) && !dir.exists();
+    if dangling {
+        let to = std::fs::read_link(&dir).unwrap_or_default();
+        return Err(Error::Usage(format!(
+            "--out {}: a symbolic link to {}, which does not exist; create that folder, or give another --out",
+            dir.display(),
+            to.display()
+        )));
+    }
     let (bar, rate) = progress::bar(plan.total, a.quiet);
     let started = Instant::now();
     let policy = match &a.policy_replay {
@@ -173,30 +187,42 @@ fn mine(r: &Report, shard: Option<runner::Shard>) -> u64 {
 /// count, and far more threads than cores only slow a run down.
 const THREADS_PER_CORE: usize = 8;
 
-fn check_threads(threads: Option<usize>) -> Result<Option<usize>> {
+/// The worker threads asked for: `--threads`, else inside a Slurm
+/// allocation the CPUs it granted (not every core of the node), else
+/// `None` for every core. A bad value names where it came from.
+pub(super) fn asked_threads(flag: Option<usize>) -> Result<Option<usize>> {
+    const SLURM: &str = "SLURM_CPUS_PER_TASK";
+    let (n, from, fix) = match (flag, std::env::var(SLURM)) {
+        (Some(n), _) => (
+            n,
+            format!("--threads {n}"),
+            "leave it out to use every core",
+        ),
+        (None, Ok(text)) => {
+            let fix = "pass --threads N, or unset it to use every core";
+            let n = text.trim().parse::<usize>().map_err(|_| {
+                Error::Usage(format!(
+                    "{SLURM}={text:?}: not a whole number of CPUs; {fix}"
+                ))
+            })?;
+            (n, format!("{SLURM}={n}"), fix)
+        }
+        (None, Err(_)) => return Ok(None),
+    };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    match threads {
-        Some(0) => Err(Error::Usage(
-            "--threads 0: give at least 1, or leave it out to use every core".into(),
-        )),
-        Some(n) if n > THREADS_PER_CORE * cores => Err(Error::Usage(format!(
-            "--threads {n}: this machine has {cores} core(s); results do not depend on the thread count, \
-             so give at most {} (or leave it out to use every core)",
-            THREADS_PER_CORE * cores
-        ))),
-        t => Ok(t),
+    if n == 0 {
+        return Err(Error::Usage(format!(
+            "{from}: give at least 1 thread, or {fix}"
+        )));
     }
-}
-
-/// Inside a Slurm allocation, use the CPUs it granted rather than every
-/// core of the node.
-fn slurm_cpus() -> Option<usize> {
-    std::env::var("SLURM_CPUS_PER_TASK")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-        .filter(|&n| n > 0)
+    if n > THREADS_PER_CORE * cores {
+        return Err(Error::Usage(format!(
+            "{from}: this machine has {cores} core(s); results do not depend on the thread count, \
+             so give at most {}, or {fix}",
+            THREADS_PER_CORE * cores
+        )));
+    }
+    Ok(Some(n))
 }
 
 fn one_line(
@@ -208,11 +234,23 @@ fn one_line(
     threads: usize,
 ) -> String {
     if r.already_complete {
-        return format!(
-            "{name}: already complete in {} ({} runs); nothing to do",
-            dir.display(),
-            r.runs_in_shard
-        );
+        let which = shard.map_or(String::new(), |s| {
+            format!(
+                " shard {}/{}: its {} runs are",
+                s.index, s.count, r.runs_in_shard
+            )
+        });
+        return match which.is_empty() {
+            true => format!(
+                "{name}: already complete in {} ({} runs); nothing to do",
+                dir.display(),
+                r.runs_in_shard
+            ),
+            false => format!(
+                "{name}:{which} already merged into {}; nothing to do",
+                dir.display()
+            ),
+        };
     }
     let which = shard.map_or(String::new(), |s| {
         format!(" shard {}/{}:", s.index, s.count)

@@ -170,6 +170,19 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
         serde_json::to_vec_pretty(&set).expect("JSON"),
     ));
     crate::store::atomic::write_all(&files).map_err(|e| Error::io(out, e))?;
+    if !csv_too {
+        // CSV copies from an earlier `--csv` scoring would sit beside the
+        // new tables with old scores; the record no longer lists them.
+        for (name, _) in report.tables() {
+            let stale = out.join(format!("{name}.{}", Format::Csv.extension()));
+            match std::fs::remove_file(&stale) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::io(&stale, e))
+                }
+                _ => {}
+            }
+        }
+    }
     for (name, table) in report.tables() {
         outln!(
             "{:<11} {:>7} rows -> {}",

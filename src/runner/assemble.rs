@@ -145,7 +145,9 @@ fn assemble_table(
         match FileMeta::from_kv(&reader.metadata) {
             Ok(m) if chunk::belongs(&m, plan, table.name, c) => {
                 rec.push((m.digest.unwrap_or_default(), m.rows.unwrap_or(0)));
-                reader.map(|b| b.map_err(&located)).collect::<Vec<_>>()
+                let read: Vec<_> = reader.map(|b| b.map_err(&located)).collect();
+                foreign |= read.iter().any(Result::is_err);
+                read
             }
             _ => {
                 foreign = true;
@@ -170,7 +172,10 @@ fn assemble_table(
         Some(file) => file.extend(checked),
         None => parquet::write(&path, &table.columns, checked, &kv),
     };
-    if foreign || matches!(&written, Err(e) if !matches!(e, StoreError::Io(_))) {
+    // Only a part that does not read back is damaged: an error writing
+    // the final file (a full disk) is the environment's, and rerunning
+    // chunks would not mend it.
+    if foreign {
         // Find every damaged chunk of every table at once, so one pass
         // of reruns heals them all.
         return Err(Assembly::Damaged(damaged_chunks(plan, layout, tables)));

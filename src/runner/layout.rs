@@ -55,11 +55,27 @@ impl Layout {
             });
         }
         let text = fs::read_to_string(&path).map_err(|e| RunError::io(&path, e))?;
-        Ok(Manifest::parse(
-            &path.display().to_string(),
-            &text,
-            registry,
-        )?)
+        Manifest::parse(&path.display().to_string(), &text, registry).map_err(|e| {
+            match self.lost_copy(&text) {
+                Some(copy) => RunError::Incomplete {
+                    dir: self.dir.display().to_string(),
+                    message: format!(
+                        "{}: the folder's copy of the design's points file is gone, so its manifest cannot be read; \
+                         put the file back, or run the manifest into the folder again with --force",
+                        copy.display()
+                    ),
+                },
+                None => e.into(),
+            }
+        })
+    }
+
+    /// The copy of a `[design] file` the folder should keep and does not.
+    fn lost_copy(&self, text: &str) -> Option<PathBuf> {
+        let raw: toml::Table = text.parse().ok()?;
+        let file = raw.get("design")?.get("file")?.as_str()?;
+        let copy = self.dir.join(file);
+        (!copy.exists()).then_some(copy)
     }
 
     /// The plan of the manifest a results folder was written from; a

@@ -252,7 +252,9 @@ pub fn execute(
     };
     let sealed = match shard.count {
         1 => seal_state(&plan, &work, &tables)?,
-        // A shard leaves the seal to `merge`.
+        // A shard leaves the seal to `merge`; in a folder already merged
+        // (a resubmitted array task) it has nothing to do.
+        _ if sealed::is_whole(&plan, &work, &tables) => Sealed::Whole,
         _ => Sealed::Absent,
     };
     if let Sealed::Stale(why) = &sealed {
@@ -262,8 +264,13 @@ pub fn execute(
         report.already_complete = true;
         report.chunks = plan.chunk_count();
         report.chunks_done = report.chunks;
-        report.runs_in_shard = plan.total;
-        remove_parts(&work)?;
+        report.runs_in_shard = (0..plan.chunk_count())
+            .filter(|c| c % shard.count == shard.index)
+            .map(|c| plan.chunk_runs(c).count() as u64)
+            .sum();
+        if shard.count == 1 {
+            remove_parts(&work)?;
+        }
         report.failures = failures_in(&work.table("runs"))?;
         if work.is_staging() {
             target.promote(&work, &table_names(&tables), &plan.manifest.sources)?;

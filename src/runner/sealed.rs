@@ -41,6 +41,12 @@ pub fn seal_state(plan: &Plan, layout: &Layout, tables: &[Table]) -> Result<Seal
     }
 }
 
+/// Whether the folder is sealed whole for `plan`, changing nothing: a
+/// shard must not remove a seal other processes may be reading.
+pub fn is_whole(plan: &Plan, layout: &Layout, tables: &[Table]) -> bool {
+    matches!(Seal::read(&layout.dir), Ok(Some(seal)) if stale_because(plan, layout, tables, &seal).is_none())
+}
+
 /// Whether the folder holds this plan's complete results (see `Sealed`).
 pub fn is_complete(plan: &Plan, layout: &Layout, tables: &[Table]) -> Result<bool, RunError> {
     Ok(seal_state(plan, layout, tables)? == Sealed::Whole)

@@ -18,6 +18,11 @@ pub fn parse(
     if spec == "auto" {
         return auto(count, env).map_err(ShardError);
     }
+    if let Some(c) = count {
+        return Err(ShardError(format!(
+            "--shard-count {c}: only with --shard auto; --shard {spec} gives the count itself"
+        )));
+    }
     let (k, n) = spec
         .split_once('/')
         .ok_or_else(|| ShardError(format!("--shard {spec}: expected K/N (e.g. 0/4) or auto")))?;
@@ -118,6 +123,11 @@ mod tests {
             .contains("does not exist"));
         assert!(parse("x/4", None, &env(&[])).is_err());
         assert!(parse("3", None, &env(&[])).is_err());
+        // A count beside K/N would be ignored: refused, naming auto.
+        assert!(parse("1/4", Some(4), &env(&[]))
+            .unwrap_err()
+            .0
+            .contains("only with --shard auto"));
     }
 
     #[test]

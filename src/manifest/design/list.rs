@@ -71,6 +71,7 @@ fn points(
         params.push((id, id.spec(specs).name));
     }
     let mut out = Vec::with_capacity(rows.len());
+    let mut seen = std::collections::HashMap::new();
     for (n, row) in rows.iter().enumerate() {
         let mut keys: Vec<&str> = row.iter().map(|(k, _)| k.as_str()).collect();
         let mut want: Vec<&str> = first.iter().map(|(k, _)| k.as_str()).collect();
@@ -87,23 +88,37 @@ fn points(
                 ),
             ));
         }
+        let line = |n: usize| match from_file {
+            true => format!(" (line {})", n + 2),
+            false => String::new(),
+        };
         let mut point = Vec::with_capacity(params.len());
         for (id, name) in &params {
             let raw = &row.iter().find(|(k, _)| k == name).expect("keys checked").1;
+            // A file's points are its lines after the header.
             let v = id.spec(specs).accept(raw).map_err(|e| {
-                // A file's points are its lines after the header.
-                let line = if from_file {
-                    format!(" (line {})", n + 2)
-                } else {
-                    String::new()
-                };
                 cx.err(
                     span.clone(),
-                    format!("[design] {origin}: point {}{line}: {e}", n + 1),
+                    format!("[design] {origin}: point {}{}: {e}", n + 1, line(n)),
                 )
             })?;
             point.push(v);
         }
+        // A repeated point would run the same settings and seeds twice,
+        // under the same run keys.
+        if let Some(&was) = seen.get(&format!("{point:?}")) {
+            return Err(cx.err(
+                span.clone(),
+                format!(
+                    "[design] {origin}: point {}{} repeats point {}{}; list each point once (more seeds give more runs of it)",
+                    n + 1,
+                    line(n),
+                    was + 1,
+                    line(was)
+                ),
+            ));
+        }
+        seen.insert(format!("{point:?}"), n);
         out.push(point);
     }
     Ok(Design::list(params, out))
