@@ -167,6 +167,16 @@ fn the_page_never_replaces_a_result_file() {
             .stderr(predicates::str::contains("inside the results folder"));
         assert_eq!(std::fs::read(&target).unwrap(), before, "{name} changed");
     }
+    // Nor through a link from outside.
+    let link = tmp.path().join("page.html");
+    std::os::unix::fs::symlink(dir.join("runs.parquet"), &link).unwrap();
+    witness()
+        .arg("report")
+        .arg(&dir)
+        .arg("--out")
+        .arg(&link)
+        .assert()
+        .code(2);
     witness().args(["verify"]).arg(&dir).assert().success();
     // Any .html name in the folder is fine.
     witness()

@@ -47,17 +47,22 @@ pub fn report(a: &ReportArgs, registry: &Registry) -> Result<u8> {
 /// run writes none, so it can never replace a table, the seal or the
 /// manifest (the atomic write would swap it in without a word).
 fn refuse_inside_results(out: &Path, dir: &Path) -> Result<()> {
+    // Where the write lands: through a link, or beside an existing parent.
     let parent = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let (Ok(parent), Ok(dir)) = (parent.canonicalize(), dir.canonicalize()) else {
+    let lands = out.canonicalize().ok().or_else(|| {
+        let name = out.file_name()?;
+        Some(parent.canonicalize().ok()?.join(name))
+    });
+    let (Some(lands), Ok(dir)) = (lands, dir.canonicalize()) else {
         return Ok(());
     };
-    let html = out
+    let html = lands
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("html"));
-    if parent.starts_with(&dir) && !html {
+    if lands.starts_with(&dir) && !html {
         return Err(Error::Usage(format!(
             "--out {}: inside the results folder, where it could replace a result file; \
              give the page an .html name, or write it outside the folder",
