@@ -58,6 +58,12 @@ impl ResultsDir {
                 dir: dir.display().to_string(),
             });
         }
+        if let Some(copy) = layout.lost_copy() {
+            return Err(ResultsError::Unsealed {
+                problem: crate::runner::layout::lost_copy_problem(&copy),
+                fix: rebuild_fix(dir),
+            });
+        }
         let plan = layout.read_plan(registry)?;
         if !plan.finished() {
             if let Some(problem) = damaged_race_table(&layout) {
@@ -254,16 +260,30 @@ fn read_seal(layout: &Layout, plan: &Plan) -> Result<Seal, ResultsError> {
         });
     };
     if seal.manifest_sha256 != plan.manifest.hash || seal.runs != plan.total {
+        // The manifest's hash covers the files it reads, kept beside it.
+        let read: Vec<&str> = plan
+            .manifest
+            .sources
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        let what = match read.is_empty() {
+            true => format!("{}:", layout.manifest().display()),
+            false => format!(
+                "{}, or the copy of {} beside it,",
+                layout.manifest().display(),
+                read.join(", ")
+            ),
+        };
         return Err(ResultsError::Unsealed {
             problem: format!(
-                "{}: changed since the results were written (the seal is for manifest {}…, \
+                "{what} changed since the results were written (the seal is for manifest {}…, \
                  this one is {}…)",
-                layout.manifest().display(),
                 &seal.manifest_sha256[..12.min(seal.manifest_sha256.len())],
                 &plan.manifest.hash[..12]
             ),
-            fix: "put back the manifest the results were run from, or run the edited one \
-                  into a new folder"
+            fix: "put back the manifest the results were run from (running it into the folder \
+                  again restores its files' copies), or run the edited one into a new folder"
                 .into(),
         });
     }

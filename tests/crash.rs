@@ -229,7 +229,8 @@ fn a_run_that_cannot_start_leaves_the_old_results_alone() {
                 cmd.arg(&dir);
             }
             cmd.arg(&small).assert().code(2).stderr(
-                predicates::str::contains(says).and(predicates::str::contains("--threads N")),
+                predicates::str::contains(says)
+                    .and(predicates::str::contains("`run --threads N` overrides it")),
             );
         }
     }

@@ -162,17 +162,57 @@ fn a_points_file_is_part_of_the_manifest_and_kept_with_the_results() {
         .arg(&out)
         .assert()
         .success();
-    // The folder's copy deleted: its results are damaged (exit 1), and
-    // the message names the copy and the fix.
+    // The folder's copy deleted or edited: verify finds the results
+    // damaged (exit 1), the analysis verbs refuse them (exit 2), and
+    // running the manifest again puts the copy back, nothing rerun.
     let kept = std::fs::read(out.join("points.csv")).unwrap();
-    std::fs::remove_file(out.join("points.csv")).unwrap();
-    for verb in ["verify", "summary"] {
-        witness().arg(verb).arg(&out).assert().code(1).stderr(
-            predicates::str::contains("copy of the design's points file is gone")
-                .and(predicates::str::contains("put the file back")),
-        );
+    type Harm<'a> = (&'a dyn Fn(), &'a str);
+    let harms: [Harm; 2] = [
+        (
+            &|| std::fs::remove_file(out.join("points.csv")).unwrap(),
+            "copy of the design's points file is gone",
+        ),
+        (
+            &|| std::fs::write(out.join("points.csv"), "gain,graph\n5.0,hub\n6,ring\n").unwrap(),
+            "or the copy of points.csv beside it, changed since the results were written",
+        ),
+    ];
+    for (harm, says) in harms {
+        harm();
+        witness().arg("verify").arg(&out).assert().code(1);
+        witness()
+            .arg("summary")
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+        witness()
+            .args(["run", "--out"])
+            .arg(&out)
+            .arg(&m)
+            .assert()
+            .success()
+            .stderr(predicates::str::contains("already complete"));
+        assert_eq!(std::fs::read(out.join("points.csv")).unwrap(), kept);
     }
-    std::fs::write(out.join("points.csv"), kept).unwrap();
+    // `design --out` may not replace the points file the manifest reads,
+    // nor write into a results folder.
+    for target in [
+        tmp.path().join("points.csv"),
+        out.join("points.csv"),
+        out.join("d.csv"),
+    ] {
+        let before = snapshot(tmp.path());
+        witness()
+            .arg("design")
+            .arg(&m)
+            .arg("--out")
+            .arg(&target)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("write the points elsewhere"));
+        assert!(snapshot(tmp.path()) == before, "{}", target.display());
+    }
     // A missing column is an error naming the file's line.
     std::fs::write(tmp.path().join("points.csv"), "gain,graph\n4.0,hub\n5.0\n").unwrap();
     witness()
@@ -241,7 +281,7 @@ fn plan_describes_a_sampled_design_and_warns_of_factors_an_arm_ignores() {
         .arg(&m)
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("the manifest itself"));
+        .stderr(predicates::str::contains("the manifest reads that file"));
     assert_eq!(std::fs::read(&m).unwrap(), before);
 }
 

@@ -415,6 +415,48 @@ fn plot_says_where_runs_have_no_value() {
         .assert()
         .success()
         .stderr(contains("no value").not());
+    // No run with a value: no heatmap (its scale would run from inf to
+    // -inf), and the note says so.
+    let other = tempfile::tempdir().unwrap();
+    let none = results_of(other.path(), &GRID.replace("rounds = 12", "rounds = 1"));
+    witness()
+        .args(["plot", "--metric", "first_clear_round"])
+        .arg(&none)
+        .assert()
+        .success()
+        .stderr(contains(
+            "no heatmap: first_clear_round has no value in any of the 40 runs drawn",
+        ));
+    assert!(std::fs::read_dir(none.join("plots")).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with("heatmap")));
+}
+
+#[test]
+fn plots_of_some_runs_say_which_and_keep_the_plots_of_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = results_of(tmp.path(), GRID);
+    witness().arg("plot").arg(&out).assert().success();
+    let all = common::snapshot(&out.join("plots"));
+    witness()
+        .args(["plot", "--where", "communication=0.5"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("-where-communication-0.5.svg"));
+    let after = common::snapshot(&out.join("plots"));
+    for (name, bytes) in &all {
+        assert!(after[name] == *bytes, "{name} was replaced");
+    }
+    let filtered: Vec<&String> = after
+        .keys()
+        .filter(|k| !all.contains_key(*k) && k.ends_with(".svg"))
+        .collect();
+    assert!(!filtered.is_empty());
+    let svg = String::from_utf8(after[filtered[0]].clone()).unwrap();
+    assert!(svg.contains("[where communication=0.5]"), "{}", filtered[0]);
 }
 
 #[test]

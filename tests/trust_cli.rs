@@ -113,6 +113,36 @@ fn the_example_scores_reproducibly() {
     assert!(again.keys().all(|k| !k.ends_with(".csv")));
 }
 
+#[test]
+fn scoring_never_removes_or_replaces_a_file_it_did_not_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = example_copy(tmp.path());
+    // A CSV of the user's own under an output's name, with no record of
+    // an earlier scoring: left alone.
+    let out = tmp.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("scores.csv"), "my notes\n").unwrap();
+    witness().args(args(&input, &out)).assert().success();
+    assert_eq!(
+        std::fs::read_to_string(out.join("scores.csv")).unwrap(),
+        "my notes\n"
+    );
+    // Scoring into the inputs' own folder with --csv would replace
+    // ratings.csv with the ratings output: refused, nothing written.
+    let before = snapshot(&input);
+    witness()
+        .args(args(&input, &input))
+        .arg("--csv")
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("--ratings").and(predicates::str::contains(
+                "would replace it; write the scores into another --out folder",
+            )),
+        );
+    assert!(snapshot(&input) == before);
+}
+
 /// Every example CSV rewritten as Parquet (string columns, `day`-like
 /// columns as int64), under the same stems.
 fn as_parquet(dir: &Path) -> PathBuf {

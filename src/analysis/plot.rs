@@ -95,14 +95,20 @@ pub fn figures(results: &ResultsDir, req: &Request) -> Result<Figures> {
         Layout::Arms => format!("heatmap-{}-arm", slug(metric)),
     };
     let hm = heatmap(plan, &d, metric, &values, &layout);
-    if hm.missing > 0 {
+    if hm.missing > 0 && hm.missing < hm.runs {
         notes.push(format!(
             "heatmap: {metric} has no value in {} of {} runs; each cell is the mean over its runs with one \
              (`witness summary` names the cells)",
             hm.missing, hm.runs
         ));
     }
-    let heatmap = if hm.x_values.len().max(hm.y_values.len()) > MAX_HEATMAP_SIDE
+    let heatmap = if hm.runs == hm.missing {
+        notes.push(format!(
+            "no heatmap: {metric} has no value in any of the {} runs drawn; choose another with --metric",
+            hm.runs
+        ));
+        None
+    } else if hm.x_values.len().max(hm.y_values.len()) > MAX_HEATMAP_SIDE
         || hm.panels.len() > MAX_HEATMAP_PANELS
     {
         // Over two axes, each arm variant is a panel.
@@ -123,9 +129,30 @@ pub fn figures(results: &ResultsDir, req: &Request) -> Result<Figures> {
     } else {
         Some((stem, hm))
     };
-    Ok(Figures {
+    let mut figures = Figures {
         trajectories,
         heatmap,
         notes,
-    })
+    };
+    if let Some(filter) = req.filter {
+        figures.mark_filtered(filter);
+    }
+    Ok(figures)
+}
+
+impl Figures {
+    /// Figures of some runs say which, in the title and the file name, so
+    /// they neither pass for nor replace the figures of every run.
+    fn mark_filtered(&mut self, filter: &str) {
+        let stem = |s: &mut String| *s = format!("{s}-where-{}", slug(filter));
+        let title = |t: &mut String| *t = format!("{t} [where {filter}]");
+        for (s, fig) in &mut self.trajectories {
+            stem(s);
+            title(&mut fig.title);
+        }
+        if let Some((s, hm)) = &mut self.heatmap {
+            stem(s);
+            title(&mut hm.title);
+        }
+    }
 }

@@ -25,12 +25,7 @@ pub fn design(a: &DesignArgs, registry: &Registry) -> Result<u8> {
     let m = super::load(&a.manifest, registry)?;
     let file = a.manifest.display();
     if let Some(out) = &a.out {
-        if same_file(out, &a.manifest) {
-            return Err(Error::Usage(format!(
-                "--out {}: that is the manifest itself, which the CSV would replace; write the points elsewhere, e.g. --out points.csv",
-                out.display()
-            )));
-        }
+        refuse_overwriting(out, &a.manifest, &m)?;
     }
     let d = m.design.as_ref().ok_or_else(|| {
         Error::Usage(format!(
@@ -74,4 +69,41 @@ fn write(path: &Path, text: &str) -> Result<()> {
 
 fn same_file(a: &Path, b: &Path) -> bool {
     matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+}
+
+/// The CSV may not replace what the manifest reads (itself, a points
+/// file: `design`'s CSV has a `design_point` column, so it is no points
+/// file) nor land in a results folder, whose files are sealed.
+fn refuse_overwriting(out: &Path, manifest: &Path, m: &crate::manifest::Manifest) -> Result<()> {
+    let folder = manifest.parent().unwrap_or(Path::new(""));
+    let read = std::iter::once(manifest.to_path_buf())
+        .chain(m.sources.iter().map(|s| folder.join(&s.name)));
+    for file in read {
+        if same_file(out, &file) {
+            return Err(Error::Usage(format!(
+                "--out {}: the manifest reads that file ({}), which the CSV would replace; write the points elsewhere, e.g. --out design.csv",
+                out.display(),
+                file.display()
+            )));
+        }
+    }
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    // Through a link, the folder the write lands in.
+    let parent = out
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| parent.to_path_buf());
+    let results = crate::runner::layout::Layout::new(&parent);
+    if results.manifest().is_file() && (results.seal().is_file() || results.parts().is_dir()) {
+        return Err(Error::Usage(format!(
+            "--out {}: inside the results folder {}, whose files are sealed; write the points elsewhere",
+            out.display(),
+            parent.display()
+        )));
+    }
+    Ok(())
 }

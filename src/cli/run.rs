@@ -199,7 +199,7 @@ pub(super) fn asked_threads(flag: Option<usize>) -> Result<Option<usize>> {
             "leave it out to use every core",
         ),
         (None, Ok(text)) => {
-            let fix = "pass --threads N, or unset it to use every core";
+            let fix = "set it to the task's CPUs or unset it (every core); `run --threads N` overrides it";
             let n = text.trim().parse::<usize>().map_err(|_| {
                 Error::Usage(format!(
                     "{SLURM}={text:?}: not a whole number of CPUs; {fix}"

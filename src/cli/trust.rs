@@ -138,6 +138,12 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
     }
     let report = Report::from_evidence(&ev, i.today, &previous);
     drop(ev);
+    if out.exists() && !out.is_dir() {
+        return Err(Error::Usage(format!(
+            "--out {}: a file, not a folder; give --out a folder (it is made if missing)",
+            out.display()
+        )));
+    }
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let kv = vec![
         ("witness.model".to_string(), "trust-v1".to_string()),
@@ -165,22 +171,23 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
     }
     let set = serde_json::json!({"model": "trust-v1", "today": i.today, "files": record});
     let set_path = out.join("trust-score.json");
+    refuse_overwriting_inputs(i, &files)?;
+    let earlier = earlier_outputs(&set_path);
     files.push((
         set_path.clone(),
         serde_json::to_vec_pretty(&set).expect("JSON"),
     ));
     crate::store::atomic::write_all(&files).map_err(|e| Error::io(out, e))?;
-    if !csv_too {
-        // CSV copies from an earlier `--csv` scoring would sit beside the
-        // new tables with old scores; the record no longer lists them.
-        for (name, _) in report.tables() {
-            let stale = out.join(format!("{name}.{}", Format::Csv.extension()));
-            match std::fs::remove_file(&stale) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(Error::io(&stale, e))
-                }
-                _ => {}
-            }
+    // Files the earlier scoring wrote and this one does not (its CSV
+    // copies, without --csv) would sit beside the new tables with old
+    // scores. Only files its record lists go: never one of the user's.
+    for stale in earlier {
+        if files.iter().any(|(p, _)| *p == stale) {
+            continue;
+        }
+        match std::fs::remove_file(&stale) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&stale, e)),
+            _ => {}
         }
     }
     for (name, table) in report.tables() {
@@ -198,6 +205,57 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
         .collect();
     outln!("statuses    {}", shown.join(", "))?;
     Ok(0)
+}
+
+/// An output that would replace an input table is refused, since the
+/// next scoring would read the output in its place. A previous
+/// reputation table is the one input meant to be replaced by its
+/// successor.
+fn refuse_overwriting_inputs(i: &Inputs, files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
+    let inputs = [
+        ("--actors", Some(&i.actors)),
+        ("--items", Some(&i.items)),
+        ("--signals", Some(&i.signals)),
+        ("--relations", i.relations.as_ref()),
+        ("--sources", i.sources.as_ref()),
+        ("--ratings", i.ratings.as_ref()),
+        ("--claims", i.claims.as_ref()),
+    ];
+    for (flag, path) in inputs {
+        let Some(input) = path.and_then(|p| p.canonicalize().ok()) else {
+            continue;
+        };
+        let hit = files
+            .iter()
+            .find(|(out, _)| out.canonicalize().ok().as_ref() == Some(&input));
+        if let Some((out, _)) = hit {
+            return Err(Error::Usage(format!(
+                "{flag} {}: the output {} would replace it; write the scores into another --out folder",
+                path.expect("found above").display(),
+                out.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The files an earlier scoring into this folder recorded writing.
+fn earlier_outputs(record: &Path) -> Vec<PathBuf> {
+    let Ok(bytes) = std::fs::read(record) else {
+        return Vec::new();
+    };
+    let Ok(set) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return Vec::new();
+    };
+    let dir = record.parent().unwrap_or(Path::new("."));
+    set["files"]
+        .as_object()
+        .into_iter()
+        .flat_map(|files| files.keys())
+        // Names as written: plain file names, nothing that leaves the folder.
+        .filter(|name| !name.contains('/') && !name.contains('\\') && !name.starts_with('.'))
+        .map(|name| dir.join(name))
+        .collect()
 }
 
 fn check_today(today: i64) -> Result<()> {

@@ -56,14 +56,10 @@ impl Layout {
         }
         let text = fs::read_to_string(&path).map_err(|e| RunError::io(&path, e))?;
         Manifest::parse(&path.display().to_string(), &text, registry).map_err(|e| {
-            match self.lost_copy(&text) {
+            match self.lost_copy() {
                 Some(copy) => RunError::Incomplete {
                     dir: self.dir.display().to_string(),
-                    message: format!(
-                        "{}: the folder's copy of the design's points file is gone, so its manifest cannot be read; \
-                         put the file back, or run the manifest into the folder again with --force",
-                        copy.display()
-                    ),
+                    message: lost_copy_problem(&copy),
                 },
                 None => e.into(),
             }
@@ -71,11 +67,18 @@ impl Layout {
     }
 
     /// The copy of a `[design] file` the folder should keep and does not.
-    fn lost_copy(&self, text: &str) -> Option<PathBuf> {
+    pub fn lost_copy(&self) -> Option<PathBuf> {
+        let text = fs::read_to_string(self.manifest()).ok()?;
         let raw: toml::Table = text.parse().ok()?;
         let file = raw.get("design")?.get("file")?.as_str()?;
         let copy = self.dir.join(file);
         (!copy.exists()).then_some(copy)
+    }
+
+    /// Whether the folder's seal is for the manifest (text and read files)
+    /// that hashes to `hash`.
+    fn sealed_for(&self, hash: &str) -> bool {
+        matches!(seal::Seal::read(&self.dir), Ok(Some(s)) if s.manifest_sha256 == hash)
     }
 
     /// The plan of the manifest a results folder was written from; a
@@ -157,6 +160,9 @@ impl Layout {
         let work = match fs::read_to_string(self.manifest()) {
             Ok(existing) if existing == text => match self.changed_source(m) {
                 None => self.clone(),
+                // Sealed for this very manifest and its files: the folder's
+                // copy was lost or edited, not the results; it is put back.
+                Some(_) if self.sealed_for(&hash) => self.clone(),
                 Some(changed) if !force => {
                     return Err(RunError::OtherSource {
                         dir: self.dir.display().to_string(),
@@ -332,4 +338,13 @@ fn remove_file(path: &Path) -> Result<(), RunError> {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(RunError::io(path, e)),
         _ => Ok(()),
     }
+}
+
+/// What a lost copy of a points file means, and the fix.
+pub fn lost_copy_problem(copy: &Path) -> String {
+    format!(
+        "{}: the folder's copy of the design's points file is gone, so its manifest cannot be read; \
+         put the file back, or run the manifest into the folder again, which restores it",
+        copy.display()
+    )
 }

@@ -58,7 +58,11 @@ fn auto(count: Option<u64>, env: &dyn Fn(&str) -> Option<String>) -> Result<Shar
         // An explicit count means the task id is the shard number, which is
         // how one failed task is resubmitted alone (`sbatch --array=1`).
         if let Some(n) = count {
-            return shard(k, n, "Slurm array with --shard-count");
+            return shard(
+                k,
+                n,
+                &format!("SLURM_ARRAY_TASK_ID={k} with --shard-count {n}"),
+            );
         }
         if let Some(min) = num("SLURM_ARRAY_TASK_MIN")? {
             if min != 0 {
@@ -78,18 +82,26 @@ fn auto(count: Option<u64>, env: &dyn Fn(&str) -> Option<String>) -> Result<Shar
         let n = num("SLURM_ARRAY_TASK_COUNT")?.ok_or(
             "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not; pass --shard-count N",
         )?;
-        return shard(k, n, "Slurm array");
+        return shard(
+            k,
+            n,
+            &format!("SLURM_ARRAY_TASK_ID={k}, SLURM_ARRAY_TASK_COUNT={n}"),
+        );
     }
     if let Some(k) = num("JOB_COMPLETION_INDEX")? {
         let n = count
             .ok_or("JOB_COMPLETION_INDEX is set; pass --shard-count N (the Job's `completions`)")?;
-        return shard(k, n, "Kubernetes Indexed Job");
+        return shard(
+            k,
+            n,
+            &format!("JOB_COMPLETION_INDEX={k} with --shard-count {n}"),
+        );
     }
     if let Some(k) = num("AWS_BATCH_JOB_ARRAY_INDEX")? {
         let n = num("AWS_BATCH_JOB_ARRAY_SIZE")?
             .or(count)
             .ok_or("AWS_BATCH_JOB_ARRAY_INDEX is set but AWS_BATCH_JOB_ARRAY_SIZE is not; pass --shard-count N")?;
-        return shard(k, n, "AWS Batch array");
+        return shard(k, n, &format!("AWS_BATCH_JOB_ARRAY_INDEX={k} of {n}"));
     }
     Err(
         "--shard auto found no array job: set SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or \

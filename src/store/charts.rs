@@ -186,8 +186,8 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap)
             .y_desc(&hm.y_axis)
             .x_labels(nx)
             .y_labels(ny)
-            .x_label_formatter(&|v| name(&hm.x_values, v))
-            .y_label_formatter(&|v| name(&hm.y_values, v))
+            .x_label_formatter(&|v| fit(&name(&hm.x_values, v), X_LABEL_CHARS))
+            .y_label_formatter(&|v| fit(&name(&hm.y_values, v), Y_LABEL_CHARS))
             .label_style((SANS, 13))
             .axis_desc_style((SANS, 14))
             .draw()?;
@@ -204,7 +204,8 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, hm: &Heatmap)
                             if t > 0.45 { WHITE } else { BLACK },
                         )
                     }
-                    None => (RGBColor(230, 230, 230), "no runs".to_string(), BLACK),
+                    // No run fell here, or none of its runs has a value.
+                    None => (RGBColor(230, 230, 230), "no value".to_string(), BLACK),
                 };
                 chart.draw_series(std::iter::once(Rectangle::new(corners, fill.filled())))?;
                 let style = TextStyle::from((SANS, 14))
@@ -299,9 +300,36 @@ fn longest(labels: &[String]) -> u32 {
     labels.iter().map(|v| v.chars().count()).max().unwrap_or(0) as u32
 }
 
-/// Pixels for the row labels, from the longest.
+/// The most characters a column's or a row's label shows. A longer arm
+/// variant's label shortens its arm name first, keeping the settings that
+/// tell it from its neighbours; any other keeps its start and end.
+const X_LABEL_CHARS: usize = 60;
+const Y_LABEL_CHARS: usize = 60;
+
+fn fit(label: &str, most: usize) -> String {
+    let chars: Vec<char> = label.chars().collect();
+    if chars.len() <= most {
+        return label.to_string();
+    }
+    let settings = match label.find('[') {
+        Some(at) if label.ends_with(']') => label[at..].chars().count(),
+        _ => 0,
+    };
+    // Room for at least a few characters of the name and the ellipsis.
+    let (head, tail) = if settings > 0 && settings + 5 <= most {
+        (most - 1 - settings, settings)
+    } else {
+        ((most - 1) / 2, most - 1 - (most - 1) / 2)
+    };
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
+}
+
+/// Pixels for the row labels, from the longest as shown.
 fn y_label_width(hm: &Heatmap) -> u32 {
-    (longest(&hm.y_values) * 8 + 30).clamp(60, 260)
+    (longest(&hm.y_values).min(Y_LABEL_CHARS as u32) * 8 + 40).max(60)
 }
 
 pub fn write_heatmap(stem: &Path, hm: &Heatmap) -> std::io::Result<()> {
@@ -310,7 +338,7 @@ pub fn write_heatmap(stem: &Path, hm: &Heatmap) -> std::io::Result<()> {
     let rows = hm.y_values.len() as u32;
     // Columns wide enough for their labels (arm variants' are long), so
     // that neighbours do not print over each other.
-    let column = (longest(&hm.x_values) * 7 + 16).clamp(60, 200);
+    let column = (longest(&hm.x_values).min(X_LABEL_CHARS as u32) * 7 + 16).max(60);
     let panel = (y_label_width(hm) + 30 + column * hm.x_values.len() as u32).max(360);
     let size = (
         (panel * hm.panels.len() as u32 + 150).max(title),
@@ -330,4 +358,23 @@ pub fn write_heatmap(stem: &Path, hm: &Heatmap) -> std::io::Result<()> {
             .map_err(err)
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn long_labels_keep_their_settings_or_their_ends() {
+        assert_eq!(super::fit("short", 60), "short");
+        let long = "endorsement_with_long_name[gain=3.0, report_fraction=0.1, shortcut_prob=0.05]";
+        let shown = super::fit(long, 60);
+        assert_eq!(
+            shown,
+            "endorsem…[gain=3.0, report_fraction=0.1, shortcut_prob=0.05]"
+        );
+        assert_eq!(shown.chars().count(), 60);
+        // Settings too long to keep whole: the start and the end.
+        let shown = super::fit(long, 30);
+        assert_eq!(shown, "endorsement_wi…tcut_prob=0.05]");
+        assert_eq!(shown.chars().count(), 30);
+    }
 }
