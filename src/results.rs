@@ -102,12 +102,25 @@ impl ResultsDir {
         self.layout.dir.join(name)
     }
 
+    /// Whether the run wrote the table: its seal lists it (a sealed table
+    /// that is gone is damage, which `table` reports, not an output left
+    /// off).
+    pub fn has_table(&self, name: &str) -> bool {
+        self.seal.table(name).is_some()
+    }
+
     /// The path of a table, which must exist and hold the bytes sealed.
     pub fn table(&self, name: &str) -> Result<PathBuf, ResultsError> {
         let path = self.layout.table(name);
         if path.is_file() {
             self.check_table(name, &path)?;
             return Ok(path);
+        }
+        if self.has_table(name) {
+            return Err(self.unsealed(format!(
+                "{}: missing, though the seal lists it",
+                path.display()
+            )));
         }
         let hint = if name == "runs" {
             "finish the run (rerun `witness run` to resume) or `witness merge` the shards".into()
@@ -259,7 +272,18 @@ fn read_seal(layout: &Layout, plan: &Plan) -> Result<Seal, ResultsError> {
             fix: rebuild_fix(dir),
         });
     };
-    if seal.manifest_sha256 != plan.manifest.hash || seal.runs != plan.total {
+    if seal.manifest_sha256 == plan.manifest.hash && seal.runs != plan.total {
+        return Err(ResultsError::Unsealed {
+            problem: format!(
+                "{}: records {} runs where its manifest has {}",
+                layout.seal().display(),
+                seal.runs,
+                plan.total
+            ),
+            fix: rebuild_fix(dir),
+        });
+    }
+    if seal.manifest_sha256 != plan.manifest.hash {
         // The manifest's hash covers the files it reads, kept beside it.
         let read: Vec<&str> = plan
             .manifest

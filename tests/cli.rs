@@ -130,6 +130,15 @@ fn simulate_refuses_an_external_policy_it_has_no_process_for() {
         .stderr(contains(
             "--export no-such-folder/x.json: there is no folder no-such-folder",
         ));
+    // So is a folder given where a file name goes.
+    let tmp = tempfile::tempdir().unwrap();
+    witness()
+        .args(["simulate", "--export"])
+        .arg(tmp.path())
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains("a folder; give a file name, e.g. --export"));
 }
 
 use predicates::prelude::PredicateBooleanExt;

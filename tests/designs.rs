@@ -340,6 +340,15 @@ fn sensitivity_names_the_fix_for_a_wrong_method_or_axis() {
         .stderr(predicates::str::contains(
             "--resamples 39: a 95 % interval needs at least 40",
         ));
+    // A count past any use would hold gigabytes (or overflow): refused.
+    for huge in ["100001", "18446744073709551615"] {
+        witness()
+            .args(["sensitivity", "--resamples", huge])
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("at most 100000"));
+    }
     witness()
         .args(["sensitivity", "--resamples", "40"])
         .arg(&out)

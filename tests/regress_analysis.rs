@@ -331,6 +331,10 @@ fn empty_flags_and_a_filtered_placebo_name_their_fix() {
             "leaves out the placebo runs of the baseline 'endorsement[gain=3.0]' (arm endorsement:placebo)",
         ),
         (
+            vec!["compare", "--baseline", "endorsement[gain=3.0]", "--where", "arm=source_aware"],
+            "--where \"arm=source_aware\" keeps no run of the baseline 'endorsement[gain=3.0]'; let them through",
+        ),
+        (
             vec!["compare", "--baseline", "endorsement", "--metric", "peak"],
             "--metric peak: not a summary column of model witness; compare takes one with bounds: peak_mistaken",
         ),
@@ -535,4 +539,17 @@ fn a_heatmap_with_too_many_panels_names_the_panels_as_the_fix() {
                 "keep fewer arm variants (the panels) with --where",
             )),
         );
+}
+
+#[test]
+fn a_sealed_table_that_is_gone_is_damage_not_an_output_left_off() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = results_of(tmp.path(), GRID);
+    std::fs::remove_file(out.join("trajectories.parquet")).unwrap();
+    for verb in ["plot", "report"] {
+        witness().arg(verb).arg(&out).assert().code(2).stderr(
+            contains("trajectories.parquet: missing, though the seal lists it")
+                .and(contains("set [output]").not()),
+        );
+    }
 }

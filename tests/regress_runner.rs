@@ -272,6 +272,24 @@ fn analysis_verbs_refuse_a_folder_its_seal_no_longer_describes() {
         );
     std::fs::write(&manifest, &text).unwrap();
     witness().arg("summary").arg(&out).assert().success();
+    // A seal whose run count was edited is named as such, not as a
+    // changed manifest with two equal hashes.
+    let seal = std::fs::read_to_string(out.join("complete.json")).unwrap();
+    let runs = "\"runs\": 64";
+    assert!(seal.contains(runs), "{seal}");
+    std::fs::write(
+        out.join("complete.json"),
+        seal.replace(runs, "\"runs\": 65"),
+    )
+    .unwrap();
+    witness()
+        .arg("summary")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "complete.json: records 65 runs where its manifest has 64",
+        ));
     std::fs::remove_file(out.join("complete.json")).unwrap();
     witness()
         .arg("summary")

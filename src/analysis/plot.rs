@@ -65,7 +65,7 @@ pub fn figures(results: &ResultsDir, req: &Request) -> Result<Figures> {
     };
     let mut trajectories = Vec::new();
     match model.curves() {
-        Some((table, ..)) if results.layout.table(table).is_file() => {
+        Some((table, ..)) if results.has_table(table) => {
             let acc = Trajectories::read(results, &d, &chosen)?;
             for (s, fig) in acc.figures(plan) {
                 trajectories.push((

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::analysis::sensitivity::{
-    run as indices, Kind, Report, Request, SensitivityRow, MIN_RESAMPLES, RESAMPLES,
+    run as indices, Kind, Report, Request, SensitivityRow, MAX_RESAMPLES, MIN_RESAMPLES, RESAMPLES,
 };
 use crate::analysis::summary::metric_or_default;
 use crate::error::{Error, Result};
@@ -34,7 +34,7 @@ pub struct SensitivityArgs {
     /// and replicate].
     #[arg(long, value_delimiter = ',')]
     pub by: Option<Vec<String>>,
-    /// Bootstrap resamples behind each interval (at least 40).
+    /// Bootstrap resamples behind each interval (40 ..= 100000).
     #[arg(long, default_value_t = RESAMPLES)]
     pub resamples: usize,
 }
@@ -45,6 +45,13 @@ pub fn sensitivity(a: &SensitivityArgs, registry: &Registry) -> Result<u8> {
         return Err(Error::Usage(format!(
             "--resamples {}: a 95 % interval needs at least {MIN_RESAMPLES} resamples (below that it is the resamples' whole range); \
              leave the flag out for {RESAMPLES}",
+            a.resamples
+        )));
+    }
+    if a.resamples > MAX_RESAMPLES {
+        return Err(Error::Usage(format!(
+            "--resamples {}: at most {MAX_RESAMPLES} (more moves no interval's ends, and holding them would take \
+             gigabytes); leave the flag out for {RESAMPLES}",
             a.resamples
         )));
     }

@@ -56,6 +56,13 @@ pub fn simulate(a: &SimulateArgs, registry: &Registry) -> Result<u8> {
         )));
     }
     // Checked before the run, which may be long, not after it.
+    if let Some(path) = a.export.as_deref().filter(|p| p.is_dir()) {
+        return Err(Error::Usage(format!(
+            "--export {}: a folder; give a file name, e.g. --export {}",
+            path.display(),
+            path.join("run.json").display()
+        )));
+    }
     if let Some(dir) = a.export.as_deref().and_then(Path::parent) {
         if !dir.as_os_str().is_empty() && !dir.is_dir() {
             return Err(Error::Usage(format!(

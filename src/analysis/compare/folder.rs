@@ -192,6 +192,16 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
                 None => CompareError::NoPlacebo(baseline),
             })
         }
+        // The baseline may be there and only filtered out.
+        Err(CompareError::UnknownBaseline { baseline, arms })
+            if req.filter.is_some() && Design::of(plan)?.variant(&baseline).is_some() =>
+        {
+            Err(CompareError::BaselineLeftOut {
+                filter: req.filter.unwrap_or_default().into(),
+                baseline,
+                arms,
+            })
+        }
         r => r,
     }?;
     let base = d.variant(req.baseline).expect("compare found it");

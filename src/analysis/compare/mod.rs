@@ -135,13 +135,23 @@ pub enum CompareError {
     )]
     NoPlacebo(String),
     #[error(
+        "--where {filter:?} keeps no run of the baseline '{baseline}'; let them through (e.g. add \
+         arm={baseline}), or choose a baseline among the arms it keeps: {arms}"
+    )]
+    BaselineLeftOut {
+        filter: String,
+        baseline: String,
+        arms: String,
+    },
+    #[error(
         "--baseline {baseline}: that is the placebo of '{of}', not an arm to compare against; \
          pass --baseline {of}"
     )]
     BaselineIsPlacebo { baseline: String, of: String },
     #[error(
         "--where {filter:?} leaves out the placebo runs of the baseline '{baseline}' (arm {placebo}); \
-         keep them, e.g. add arm={placebo} beside the baseline's own arm; compare needs them to \
+         every key of --where must let them through, e.g. arm={placebo} beside the baseline's own \
+         arm (a placebo's runs differ from its arm's in their replicate); compare needs them to \
          tell effects from noise"
     )]
     PlaceboLeftOut {

@@ -121,7 +121,7 @@ fn trajectories(cx: &Context, ids: &[u64]) -> crate::Result<Option<Json>> {
     let Some((table, x, columns, _)) = model.curves() else {
         return Ok(None);
     };
-    if !cx.results.layout.table(table).is_file() {
+    if !cx.results.has_table(table) {
         return Ok(None);
     }
     let scale: BTreeMap<u64, f64> = ids

@@ -277,7 +277,7 @@ impl Section for Curves {
         let Some((table, x, columns, y)) = plan.model().curves() else {
             return Ok(None);
         };
-        if !cx.results.layout.table(table).is_file() {
+        if !cx.results.has_table(table) {
             notes.push(format!(
                 "no {table}.parquet (set [output] {table} = true): no trajectory charts"
             ));

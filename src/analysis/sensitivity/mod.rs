@@ -23,6 +23,10 @@ pub const RESAMPLES: usize = 1000;
 /// The fewest resamples whose 95 % percentile interval leaves out a
 /// resample at each end (1/40 = 2.5 %); fewer give the whole range.
 pub const MIN_RESAMPLES: usize = 40;
+/// Far past where an interval's ends stop moving (their Monte Carlo error
+/// shrinks as one over the square root of the count), and below where
+/// every index's resamples, held at once, would take gigabytes.
+pub const MAX_RESAMPLES: usize = 100_000;
 
 /// Intervals wider than this (Sobol': on an index; Morris: relative to the
 /// largest mu*) get a warning with the design size that would narrow them.
