@@ -141,6 +141,25 @@ fn scoring_never_removes_or_replaces_a_file_it_did_not_write() {
             )),
         );
     assert!(snapshot(&input) == before);
+    // Rolling forward from a CSV reputation without --csv: the earlier
+    // record's CSV copies go, but not the table this scoring reads.
+    let roll = tmp.path().join("roll");
+    witness()
+        .args(args(&input, &roll))
+        .arg("--csv")
+        .assert()
+        .success();
+    witness()
+        .args(args(&input, &roll))
+        .arg("--reputation")
+        .arg(roll.join("reputation.csv"))
+        .assert()
+        .success();
+    let left: Vec<String> = snapshot(&roll)
+        .into_keys()
+        .filter(|k| k.ends_with(".csv"))
+        .collect();
+    assert_eq!(left, ["reputation.csv"]);
 }
 
 /// Every example CSV rewritten as Parquet (string columns, `day`-like

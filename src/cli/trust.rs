@@ -181,8 +181,10 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
     // Files the earlier scoring wrote and this one does not (its CSV
     // copies, without --csv) would sit beside the new tables with old
     // scores. Only files its record lists go: never one of the user's.
+    let inputs: Vec<PathBuf> = i.paths().filter_map(|p| p.canonicalize().ok()).collect();
     for stale in earlier {
-        if files.iter().any(|(p, _)| *p == stale) {
+        let read_now = stale.canonicalize().is_ok_and(|p| inputs.contains(&p));
+        if read_now || files.iter().any(|(p, _)| *p == stale) {
             continue;
         }
         match std::fs::remove_file(&stale) {
@@ -205,6 +207,19 @@ pub fn score(i: &Inputs, out: &Path, csv_too: bool) -> Result<u8> {
         .collect();
     outln!("statuses    {}", shown.join(", "))?;
     Ok(0)
+}
+
+impl Inputs {
+    /// Every table this scoring reads.
+    fn paths(&self) -> impl Iterator<Item = &PathBuf> {
+        [&self.actors, &self.items, &self.signals]
+            .into_iter()
+            .chain(self.relations.iter())
+            .chain(self.sources.iter())
+            .chain(self.ratings.iter())
+            .chain(self.claims.iter())
+            .chain(self.reputation.iter())
+    }
 }
 
 /// An output that would replace an input table is refused, since the
