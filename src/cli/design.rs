@@ -87,16 +87,12 @@ fn refuse_overwriting(out: &Path, manifest: &Path, m: &crate::manifest::Manifest
             )));
         }
     }
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
+    // The folder the write lands in, through a link.
+    let Some(parent) =
+        crate::store::atomic::landing(out).and_then(|p| p.parent().map(Path::to_path_buf))
+    else {
+        return Ok(());
     };
-    // Through a link, the folder the write lands in.
-    let parent = out
-        .canonicalize()
-        .ok()
-        .and_then(|p| p.parent().map(Path::to_path_buf))
-        .unwrap_or_else(|| parent.to_path_buf());
     let results = crate::runner::layout::Layout::new(&parent);
     if results.manifest().is_file() && (results.seal().is_file() || results.parts().is_dir()) {
         return Err(Error::Usage(format!(

@@ -47,16 +47,7 @@ pub fn report(a: &ReportArgs, registry: &Registry) -> Result<u8> {
 /// run writes none, so it can never replace a table, the seal or the
 /// manifest (the atomic write would swap it in without a word).
 fn refuse_inside_results(out: &Path, dir: &Path) -> Result<()> {
-    // Where the write lands: through a link, or beside an existing parent.
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let lands = out.canonicalize().ok().or_else(|| {
-        let name = out.file_name()?;
-        Some(parent.canonicalize().ok()?.join(name))
-    });
-    let (Some(lands), Ok(dir)) = (lands, dir.canonicalize()) else {
+    let (Some(lands), Ok(dir)) = (crate::store::atomic::landing(out), dir.canonicalize()) else {
         return Ok(());
     };
     let html = lands

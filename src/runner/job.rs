@@ -35,7 +35,7 @@ pub(super) struct Job<'a> {
 
 impl Job<'_> {
     fn mine(&self, c: u64) -> bool {
-        c % self.shard.count == self.shard.index
+        self.shard.owns(c)
     }
 
     /// Runs the chunks of this shard not yet done, rung by rung for a

@@ -132,6 +132,13 @@ pub struct Shard {
     pub count: u64,
 }
 
+impl Shard {
+    /// Whether chunk `c` is this shard's: shards take chunks in turn.
+    pub fn owns(&self, c: u64) -> bool {
+        c % self.count == self.index
+    }
+}
+
 /// `Default`: every core, no shard, nothing forced, live external
 /// policies, no waiting.
 #[derive(Default)]
@@ -265,7 +272,7 @@ pub fn execute(
         report.chunks = plan.chunk_count();
         report.chunks_done = report.chunks;
         report.runs_in_shard = (0..plan.chunk_count())
-            .filter(|c| c % shard.count == shard.index)
+            .filter(|&c| shard.owns(c))
             .map(|c| plan.chunk_runs(c).count() as u64)
             .sum();
         if shard.count == 1 {

@@ -45,6 +45,20 @@ pub fn write_with(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -
     sync_dir(path)
 }
 
+/// Where a write to `path` would land, as a canonical path: through its
+/// links when it exists, else its folder's canonical path and its name;
+/// `None` when its folder does not exist either.
+pub fn landing(path: &Path) -> Option<PathBuf> {
+    if let Ok(p) = path.canonicalize() {
+        return Some(p);
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Some(parent.canonicalize().ok()?.join(path.file_name()?))
+}
+
 /// The path a write to `path` should replace: the end of its chain of
 /// symlinks (even one that does not exist yet), else `path` itself.
 fn through_links(path: &Path) -> io::Result<PathBuf> {
