@@ -31,6 +31,11 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             vec![":5:", "`communication` = 1.5", "out of range", "0.0 ..= 1.0"],
         ),
         (
+            "seed beyond TOML's integers",
+            format!("{HEAD}[grid]\nseed = [1, 9223372036854775808]\n"),
+            vec![":5:", "9223372036854775808: too large", "at most 9223372036854775807"],
+        ),
+        (
             "unknown model",
             "[experiment]\nname = \"x\"\nmodel = \"wtness\"\n".to_string(),
             vec![":3:", "model = \"wtness\"", "unknown model", "witness"],

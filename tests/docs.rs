@@ -353,6 +353,9 @@ const WRITTEN: &[&str] = &[
     "compare.csv",
     "summary.csv",
     "rank.csv",
+    // The same of the runs a `--where` keeps.
+    "summary-where-graph-hub.csv",
+    "rank-where-<filter>.csv",
     "search.json",
     "search.csv",
     "sensitivity.json",

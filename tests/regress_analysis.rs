@@ -143,13 +143,25 @@ fn scenarios_and_filters_match_values_not_text() {
         .assert()
         .code(2)
         .stderr(contains("no such scenario").and(contains("communication=1.0")));
-    // --where keeps the runs it names, in every verb.
+    // --where keeps the runs it names, in every verb; its table goes
+    // beside the table of every run, not over it.
+    witness().arg("summary").arg(&out).assert().success();
+    let all = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     witness()
         .args(["summary", "--where", "communication=1, arm=source_aware"])
         .arg(&out)
         .assert()
-        .success();
-    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        .success()
+        .stdout(contains(
+            "summary-where-communication-1-arm-source-aware.csv",
+        ));
+    assert_eq!(
+        std::fs::read_to_string(out.join("summary.csv")).unwrap(),
+        all
+    );
+    let csv =
+        std::fs::read_to_string(out.join("summary-where-communication-1-arm-source-aware.csv"))
+            .unwrap();
     assert!(
         csv.lines()
             .skip(1)
@@ -260,7 +272,8 @@ fn rank_takes_a_filter_too() {
         .arg(&out)
         .assert()
         .success();
-    let csv = std::fs::read_to_string(out.join("rank.csv")).unwrap();
+    assert!(!out.join("rank.csv").exists());
+    let csv = std::fs::read_to_string(out.join("rank-where-noise-90.csv")).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(csv.lines().skip(1).all(|l| l.contains("noise=90")), "{csv}");
 }

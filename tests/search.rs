@@ -263,6 +263,46 @@ fn halving_keeps_the_full_grids_best_for_a_fraction_of_the_runs() {
         text.contains("runs: 42 of the full grid's 162 (25.9 %); 2 survivor(s)"),
         "{text}"
     );
+    // A raced run is the full grid's run of the same settings and seed, so
+    // `rank` of the raced folder, in either order, is the full folder's
+    // restricted to those runs: ties go by the grid, not by rung order.
+    let with_seed = |dir: &Path| -> Vec<String> {
+        keys(dir)
+            .into_iter()
+            .zip(column(dir, "seed"))
+            .map(|(k, s)| format!("{k}/{}", s.plain()))
+            .collect()
+    };
+    let full_id: BTreeMap<String, usize> = with_seed(&f)
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| (k, i))
+        .collect();
+    let raced_to_full: Vec<usize> = with_seed(&r).iter().map(|k| full_id[k]).collect();
+    let ranked_ids = |dir: &Path, extra: &[&str]| -> Vec<usize> {
+        witness()
+            .arg("rank")
+            .args(extra)
+            .arg(dir)
+            .assert()
+            .success();
+        let text = std::fs::read_to_string(dir.join("rank.csv")).unwrap();
+        text.lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+            .collect()
+    };
+    for extra in [&[][..], &["--grid-order"][..]] {
+        let raced: Vec<usize> = ranked_ids(&r, extra)
+            .into_iter()
+            .map(|id| raced_to_full[id])
+            .collect();
+        let full: Vec<usize> = ranked_ids(&f, extra)
+            .into_iter()
+            .filter(|id| raced.contains(id))
+            .collect();
+        assert_eq!(raced, full, "rank {extra:?}");
+    }
 }
 
 #[test]

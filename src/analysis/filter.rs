@@ -10,6 +10,30 @@ use crate::params::{lookup, ParamError, ParamId, ParamSet, Value};
 /// At most this many values per parameter in a "keeps nothing" message.
 const SHOWN: usize = 12;
 
+/// The CSV tables written under a name that says which runs they hold.
+const NAMED_BY_FILTER: &[&str] = &["summary", "rank"];
+
+/// The file `table` (`summary`, `rank`) is written to: `summary.csv` for
+/// every run, and for the runs of a `--where` a file of its own
+/// (`summary-where-graph-hub.csv`), so a look at some runs neither
+/// replaces nor passes for the table of all of them.
+pub fn output_name(table: &str, filter: Option<&str>) -> String {
+    debug_assert!(NAMED_BY_FILTER.contains(&table));
+    match filter {
+        Some(f) => format!("{table}-where-{}.csv", super::plot::slug(f)),
+        None => format!("{table}.csv"),
+    }
+}
+
+/// Whether `name` is a table `output_name` gives to the runs of a filter.
+pub fn is_filtered_output(name: &str) -> bool {
+    name.ends_with(".csv")
+        && NAMED_BY_FILTER.iter().any(|t| {
+            name.strip_prefix(t)
+                .is_some_and(|r| r.starts_with("-where-"))
+        })
+}
+
 /// Which runs an analysis looks at: `--where graph=hub,truth=false` keeps
 /// the runs with every one of those values (matched as values, so
 /// `gain=9` is `gain=9.0`). A key given more than once keeps any of its
@@ -210,6 +234,25 @@ impl Filter {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_filtered_table_is_named_by_its_filter() {
+        use super::{is_filtered_output, output_name};
+        assert_eq!(output_name("summary", None), "summary.csv");
+        let name = output_name("summary", Some("graph=hub, truth=false"));
+        assert_eq!(name, "summary-where-graph-hub-truth-false.csv");
+        assert!(is_filtered_output(&name));
+        assert!(is_filtered_output(&output_name("rank", Some("arm=e"))));
+        for other in [
+            "summary.csv",
+            "rank.csv",
+            "summary-where.csv",
+            "compare-where-x.csv",
+            "summary-where-x.json",
+        ] {
+            assert!(!is_filtered_output(other), "{other}");
+        }
+    }
+
     #[test]
     fn parts_keep_a_variant_label_whole() {
         assert_eq!(

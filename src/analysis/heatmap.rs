@@ -31,8 +31,9 @@ pub enum Layout<'p> {
     /// One panel: the arm variants by `axis`, the arms as rows, or as
     /// columns with `arms_on_x`.
     ArmsBy { axis: &'p Axis, arms_on_x: bool },
-    /// One panel, one row, the arm variants as columns.
-    Arms,
+    /// One panel of one row of the arm variants, or with `on_x` false one
+    /// column of them.
+    Arms { on_x: bool },
 }
 
 /// The heatmap's layout: the axes asked for (`arm` for the arm variants),
@@ -71,7 +72,7 @@ pub fn layout<'p>(
         .iter()
         .filter(|a| a.values.len() > 1 && is_descriptive(specs, a));
     match (x, y) {
-        (Some(ARM), None) => return Ok(Layout::Arms),
+        (Some(ARM), None) => return Ok(Layout::Arms { on_x: true }),
         (Some(ARM), Some(y)) => {
             return Ok(Layout::ArmsBy {
                 axis: find(y)?,
@@ -83,10 +84,12 @@ pub fn layout<'p>(
                 Some(name) => Some(find(name)?),
                 None => defaults.next(),
             };
-            return Ok(axis.map_or(Layout::Arms, |axis| Layout::ArmsBy {
-                axis,
-                arms_on_x: false,
-            }));
+            return Ok(
+                axis.map_or(Layout::Arms { on_x: false }, |axis| Layout::ArmsBy {
+                    axis,
+                    arms_on_x: false,
+                }),
+            );
         }
         _ => {}
     }
@@ -111,7 +114,7 @@ pub fn layout<'p>(
             axis,
             arms_on_x: true,
         },
-        (None, None) => Layout::Arms,
+        (None, None) => Layout::Arms { on_x: true },
     })
 }
 
@@ -183,16 +186,15 @@ pub fn heatmap(
                 (axis.name.into(), labels(axis), ARM.into(), arms, one)
             }
         }
-        Layout::Arms => {
+        Layout::Arms { on_x } => {
             let (arms, group) = groups(plan, d, &[]);
             let one = (vec!["all arms".to_string()], group);
-            (
-                ARM.into(),
-                arms,
-                String::new(),
-                vec!["all runs".into()],
-                one,
-            )
+            let all = vec!["all runs".to_string()];
+            if on_x {
+                (ARM.into(), arms, String::new(), all, one)
+            } else {
+                (String::new(), all, ARM.into(), arms, one)
+            }
         }
     };
     let mut cells: Vec<Vec<Vec<(f64, f64)>>> =
@@ -215,7 +217,8 @@ pub fn heatmap(
                 axis,
                 arms_on_x: true,
             } => (0, on(axis), vec![g]),
-            Layout::Arms => (0, vec![0], vec![g]),
+            Layout::Arms { on_x: true } => (0, vec![0], vec![g]),
+            Layout::Arms { on_x: false } => (0, vec![g], vec![0]),
         };
         if rows.is_empty() || cols.is_empty() {
             continue;
@@ -251,7 +254,7 @@ pub fn heatmap(
         Layout::ArmsBy {
             arms_on_x: false,
             ..
-        }
+        } | Layout::Arms { on_x: false }
     ) {
         y_values.reverse();
         means.iter_mut().for_each(|m| m.reverse());
@@ -266,7 +269,7 @@ pub fn heatmap(
             axis,
             arms_on_x: true,
         } => format!(" by arm and {}", axis.name),
-        Layout::Arms => " by arm".into(),
+        Layout::Arms { .. } => " by arm".into(),
     };
     let over = if x_axis == "seed" || y_axis == "seed" {
         "the other axes"
@@ -364,9 +367,40 @@ mod tests {
     }
 
     #[test]
+    fn arms_alone_go_where_they_are_asked() {
+        // Only seeds vary: there is no axis to plot the arms against.
+        let text = "[experiment]\nname = \"h\"\nmodel = \"witness\"\n[fixed]\npopulation = 20\nrounds = 5\n\
+                    [grid]\nseed = [1, 2]\n\
+                    [[arm]]\nname = \"e\"\npolicy = \"endorsement\"\ngrid = { gain = [3.0, 9.0] }\n\
+                    [[arm]]\nname = \"s\"\npolicy = \"source_aware\"\n";
+        let p = Plan::new(Manifest::parse("h.toml", text, &Registry::builtin()).unwrap()).unwrap();
+        let row = map(&p, Some("arm"), None);
+        assert_eq!(row.x_axis, "arm");
+        assert_eq!(row.x_values, ["e[gain=3.0]", "e[gain=9.0]", "s"]);
+        assert_eq!(row.panels[0].1, [[Some(3.0), Some(9.0), Some(100.0 + 6.0)]]);
+        assert_eq!(map(&p, None, None).x_values, row.x_values);
+        // `--y arm`: one column, the first arm on top (charts draw the
+        // first row at the bottom).
+        let column = map(&p, None, Some("arm"));
+        assert_eq!(
+            (column.x_axis.as_str(), column.y_axis.as_str()),
+            ("", "arm")
+        );
+        assert_eq!(column.x_values, ["all runs"]);
+        assert_eq!(column.y_values, ["s", "e[gain=9.0]", "e[gain=3.0]"]);
+        assert_eq!(
+            column.panels[0].1,
+            [[Some(100.0 + 6.0)], [Some(9.0)], [Some(3.0)]]
+        );
+    }
+
+    #[test]
     fn arm_is_an_axis_name() {
         let p = plan();
-        assert!(matches!(layout(&p, Some("arm"), None), Ok(Layout::Arms)));
+        assert!(matches!(
+            layout(&p, Some("arm"), None),
+            Ok(Layout::Arms { on_x: true })
+        ));
         assert!(matches!(
             layout(&p, None, Some("arm")),
             Ok(Layout::ArmsBy { axis, arms_on_x: false }) if axis.name == "communication"

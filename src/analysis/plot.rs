@@ -92,7 +92,8 @@ pub fn figures(results: &ResultsDir, req: &Request) -> Result<Figures> {
             axis,
             arms_on_x: true,
         } => format!("heatmap-{}-arm-{}", slug(metric), slug(axis.name)),
-        Layout::Arms => format!("heatmap-{}-arm", slug(metric)),
+        // Arms alone make one file, in a row or (`--y arm`) a column.
+        Layout::Arms { .. } => format!("heatmap-{}-arm", slug(metric)),
     };
     let hm = heatmap(plan, &d, metric, &values, &layout);
     if hm.missing > 0 && hm.missing < hm.runs {

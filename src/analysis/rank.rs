@@ -27,21 +27,25 @@ pub fn rank(
     let Some((_, show)) = model.ranking() else {
         return Ok(None);
     };
-    let order: Vec<(Vec<i64>, u64)> = (0..plan.total)
+    // Each kept run's key, id and place in the full grid. A raced folder
+    // numbers its runs in rung order, so ties and `grid_order` go by the
+    // grid: the manifest's order of candidates, whatever the race did.
+    let mut order: Vec<(Vec<i64>, u64, u64)> = (0..plan.total)
         .filter(|&id| d.place(id).is_some())
         .map(|id| {
             let key = model.rank_key(&plan.run(id).params, &summaries[id as usize])?;
-            Ok((key, id))
+            Ok((key, id, plan.grid_id(id)))
         })
         .collect::<Result<_, RecordError>>()?;
+    order.sort_by_key(|o| o.2);
     // Stable: equal keys keep grid order.
-    let mut ranked: Vec<(usize, u64)> = order.iter().enumerate().map(|(i, o)| (i, o.1)).collect();
-    ranked.sort_by(|a, b| order[b.0].0.cmp(&order[a.0].0));
+    let mut ranked: Vec<usize> = (0..order.len()).collect();
+    ranked.sort_by(|&a, &b| order[b].0.cmp(&order[a].0));
     // Each run's place in the ranking, by its position in grid order; with
     // `grid_order` the rows keep the manifest's order but still carry it.
     let mut place = vec![0; order.len()];
-    for (r, (i, _)) in ranked.iter().enumerate() {
-        place[*i] = r + 1;
+    for (r, &i) in ranked.iter().enumerate() {
+        place[i] = r + 1;
     }
     let rows_in: Vec<(usize, u64)> = if grid_order {
         order
@@ -50,7 +54,7 @@ pub fn rank(
             .map(|(i, o)| (place[i], o.1))
             .collect()
     } else {
-        ranked.iter().map(|(i, id)| (place[*i], *id)).collect()
+        ranked.iter().map(|&i| (place[i], order[i].1)).collect()
     };
     let label = |id: u64| {
         let p = d.place(id).expect("kept runs only");

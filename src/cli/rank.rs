@@ -1,5 +1,6 @@
 //! `witness rank`: the top runs by the model's ranking key in the
-//! terminal, every run in `rank.csv`.
+//! terminal, every run in `rank.csv` (a file of its own for the runs of
+//! a `--where`).
 
 use std::path::Path;
 
@@ -17,6 +18,8 @@ pub fn rank(
 ) -> Result<u8> {
     let results = ResultsDir::open(dir, registry)?;
     let table = crate::analysis::rank::run(&results, grid_order, filter)?;
+    let name = crate::analysis::filter::output_name("rank", filter);
+    let path = results.file(&name);
     let header: Vec<&str> = table.columns.iter().map(|c| c.name).collect();
     outln!("{}", header.join("\t"))?;
     for row in table.rows.iter().take(top) {
@@ -24,9 +27,8 @@ pub fn rank(
         outln!("{}", cells.join("\t"))?;
     }
     if table.rows.len() > top {
-        outln!("... {} more in rank.csv", table.rows.len() - top)?;
+        outln!("... {} more in {name}", table.rows.len() - top)?;
     }
-    let path = results.file("rank.csv");
     table
         .write(&path, Format::Csv, &[])
         .map_err(|e| Error::store(&path, e))?;

@@ -1,5 +1,6 @@
 //! `witness summary`: the table of means, spreads and intervals per group,
-//! in the terminal and as `summary.csv`.
+//! in the terminal and as `summary.csv` (a file of its own for the runs
+//! of a `--where`).
 
 use std::path::PathBuf;
 
@@ -78,7 +79,10 @@ pub fn summary(a: &SummaryArgs, registry: &Registry) -> Result<u8> {
             .collect();
         outln!("{}", cells.join("\t"))?;
     }
-    let path = results.file("summary.csv");
+    let path = results.file(&crate::analysis::filter::output_name(
+        "summary",
+        a.filter.as_deref(),
+    ));
     table
         .write(&path, Format::Csv, &[])
         .map_err(|e| Error::store(&path, e))?;

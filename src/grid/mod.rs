@@ -176,6 +176,13 @@ impl Plan {
         self.grid_total
     }
 
+    /// Run `run_id`'s place in the full grid: the run id itself, except
+    /// in a raced plan, whose runs are numbered in the order they were
+    /// scheduled.
+    pub fn grid_id(&self, run_id: u64) -> u64 {
+        self.schedule.as_ref().map_or(run_id, |s| s.grid_id(run_id))
+    }
+
     /// The race of a manifest with `[search]`.
     pub fn schedule(&self) -> Option<&Schedule> {
         self.schedule.as_ref()
@@ -232,7 +239,7 @@ impl Plan {
             Some(s) => RunSpec {
                 run_id,
                 rung: Some(s.rung_of(run_id) as u32),
-                ..self.grid_run(s.grid_id(run_id))
+                ..self.grid_run(self.grid_id(run_id))
             },
         }
     }

@@ -141,10 +141,18 @@ impl Manifest {
         let cx = Ctx { file, text, folder };
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
-            cx.err(
-                span,
-                format!("{} (see docs/reference/manifest.md)", e.message().trim()),
-            )
+            let message = e.message().trim();
+            // The parser's own words name a Rust type, not the limit.
+            let message = if message.contains("value was too large") {
+                format!(
+                    "{}: too large; TOML integers are at most {} (see docs/reference/manifest.md)",
+                    text.get(span.clone()).unwrap_or("an integer"),
+                    i64::MAX
+                )
+            } else {
+                format!("{message} (see docs/reference/manifest.md)")
+            };
+            cx.err(span, message)
         })?;
         let Header {
             name,

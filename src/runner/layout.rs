@@ -319,7 +319,8 @@ impl Layout {
             let name = entry.file_name().to_string_lossy().into_owned();
             let ours = tables.contains(&name)
                 || (name.starts_with("timing") && name.ends_with(".json"))
-                || ANALYSIS_FILES.contains(&name.as_str());
+                || ANALYSIS_FILES.contains(&name.as_str())
+                || crate::analysis::filter::is_filtered_output(&name);
             if ours && entry.path().is_file() {
                 remove_file(&entry.path())?;
             }

@@ -144,7 +144,10 @@ fn reserved(parts: &[String]) -> Option<&'static str> {
     } else if FOLDERS.contains(&first) {
         Some("that folder is one witness writes in a results folder")
     } else if parts.len() == 1
-        && (FILES.contains(&first) || first.ends_with(".parquet") || first.ends_with(".json"))
+        && (FILES.contains(&first)
+            || crate::analysis::filter::is_filtered_output(first)
+            || first.ends_with(".parquet")
+            || first.ends_with(".json"))
     {
         Some("that name is one witness writes in a results folder")
     } else {
