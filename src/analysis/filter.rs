@@ -20,9 +20,25 @@ const NAMED_BY_FILTER: &[&str] = &["summary", "rank"];
 pub fn output_name(table: &str, filter: Option<&str>) -> String {
     debug_assert!(NAMED_BY_FILTER.contains(&table));
     match filter {
-        Some(f) => format!("{table}-where-{}.csv", super::plot::slug(f)),
+        Some(f) => format!("{table}-where-{}.csv", file_slug(f)),
         None => format!("{table}.csv"),
     }
+}
+
+/// Longest filter spelled out in a file name: names stay well inside the
+/// 255 bytes a file system allows, beside the table's or figure's stem.
+const SLUG_CHARS: usize = 80;
+
+/// A filter as file names spell it (`graph=hub, truth=false` gives
+/// `graph-hub-truth-false`); a longer one is cut and told apart from
+/// others with the same start by a hash of the whole.
+pub fn file_slug(filter: &str) -> String {
+    let slug = super::plot::slug(filter);
+    if slug.len() <= SLUG_CHARS {
+        return slug;
+    }
+    let hash = crate::manifest::sha256_hex_prefix(filter.as_bytes(), 8);
+    format!("{}-{hash}", slug[..SLUG_CHARS].trim_end_matches('-'))
 }
 
 /// Whether `name` is a table `output_name` gives to the runs of a filter.
@@ -242,6 +258,13 @@ mod tests {
         assert_eq!(name, "summary-where-graph-hub-truth-false.csv");
         assert!(is_filtered_output(&name));
         assert!(is_filtered_output(&output_name("rank", Some("arm=e"))));
+        // A long filter is cut, and told apart by a hash of the whole.
+        let long = |v: &str| format!("{}, seed={v}", "graph=hub, ".repeat(20));
+        let (a, b) = (
+            output_name("rank", Some(&long("1"))),
+            output_name("rank", Some(&long("2"))),
+        );
+        assert!(a.len() < 120 && a != b, "{a} {b}");
         for other in [
             "summary.csv",
             "rank.csv",

@@ -145,7 +145,8 @@ impl Figures {
     /// Figures of some runs say which, in the title and the file name, so
     /// they neither pass for nor replace the figures of every run.
     fn mark_filtered(&mut self, filter: &str) {
-        let stem = |s: &mut String| *s = format!("{s}-where-{}", slug(filter));
+        let slug = super::filter::file_slug(filter);
+        let stem = |s: &mut String| *s = format!("{s}-where-{slug}");
         let title = |t: &mut String| *t = format!("{t} [where {filter}]");
         for (s, fig) in &mut self.trajectories {
             stem(s);
