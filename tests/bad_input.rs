@@ -36,6 +36,16 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             vec![":5:", "9223372036854775808: too large", "at most 9223372036854775807"],
         ),
         (
+            "arm name like a variant's label",
+            format!("{HEAD}[[arm]]\nname = \"e[gain=3.0]\"\npolicy = \"endorsement\"\n"),
+            vec![":5:", "name = \"e[gain=3.0]\"", "'[' is kept for arm variants' labels", "without [ ] = , or ;"],
+        ),
+        (
+            "arm name with a comma",
+            format!("{HEAD}[[arm]]\nname = \"endorse, strong\"\npolicy = \"endorsement\"\n"),
+            vec![":5:", "',' is kept"],
+        ),
+        (
             "unknown model",
             "[experiment]\nname = \"x\"\nmodel = \"wtness\"\n".to_string(),
             vec![":3:", "model = \"wtness\"", "unknown model", "witness"],
@@ -423,4 +433,37 @@ fn an_out_link_to_nowhere_is_named_as_such() {
                 "which does not exist; create that folder, or give another --out",
             )),
         );
+}
+
+#[test]
+fn a_folder_of_the_users_files_is_not_run_into() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "small.toml", SMALL);
+    let out = tmp.path().join("mine");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("runs.parquet"), "precious").unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    witness()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&m)
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains(
+                "holds runs.parquet, a name witness writes, but no manifest.toml",
+            )
+            .and(predicates::str::contains(
+                "give --out a new or empty folder",
+            )),
+        );
+    assert_eq!(
+        std::fs::read(out.join("runs.parquet")).unwrap(),
+        b"precious"
+    );
+    assert!(!out.join("manifest.toml").exists());
+    // A folder of other files is fine: they stay.
+    std::fs::remove_file(out.join("runs.parquet")).unwrap();
+    run_ok(&m, &out);
+    assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"mine");
 }

@@ -139,6 +139,19 @@ fn simulate_refuses_an_external_policy_it_has_no_process_for() {
         .code(2)
         .stdout("")
         .stderr(contains("a folder; give a file name, e.g. --export"));
+    // And a file in a results folder, which could replace a sealed file.
+    let m = common::write_manifest(tmp.path(), "s.toml", common::SMALL);
+    let out = tmp.path().join("out");
+    common::run_ok(&m, &out);
+    let seal = std::fs::read(out.join("complete.json")).unwrap();
+    witness()
+        .args(["simulate", "--export"])
+        .arg(out.join("complete.json"))
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains("inside the results folder").and(contains("export elsewhere")));
+    assert_eq!(std::fs::read(out.join("complete.json")).unwrap(), seal);
 }
 
 use predicates::prelude::PredicateBooleanExt;

@@ -153,14 +153,14 @@ fn scenarios_and_filters_match_values_not_text() {
         .assert()
         .success()
         .stdout(contains(
-            "summary-where-communication-1-arm-source-aware.csv",
+            "summary-where-communication-1-arm-source_aware.csv",
         ));
     assert_eq!(
         std::fs::read_to_string(out.join("summary.csv")).unwrap(),
         all
     );
     let csv =
-        std::fs::read_to_string(out.join("summary-where-communication-1-arm-source-aware.csv"))
+        std::fs::read_to_string(out.join("summary-where-communication-1-arm-source_aware.csv"))
             .unwrap();
     assert!(
         csv.lines()
@@ -382,6 +382,15 @@ fn empty_flags_and_a_filtered_placebo_name_their_fix() {
         .assert()
         .success()
         .stdout(contains("source_aware\tpeak_mistaken\t4\t"));
+    // A typo in the second value is named, though the first keeps runs.
+    witness()
+        .args(["summary", "--by", "arm", "--where", "seed=1, seed=99"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "--where \"seed=1, seed=99\": no run has seed=99; values here: seed = 1 | 2 | 3 | 4",
+        ));
     // The filter the verdicts were made under is recorded with them.
     witness()
         .args([

@@ -347,13 +347,13 @@ fn csv_cells_a_spreadsheet_would_run_are_quoted() {
     let m = common::write_manifest(
         tmp.path(),
         "f.toml",
-        "[experiment]\nname = \"f\"\nmodel = \"witness\"\n[fixed]\npopulation = 20\nrounds = 5\n[grid]\nseed = [1, 2]\n[[arm]]\nname = \"=HYPERLINK(1)\"\npolicy = \"endorsement\"\n",
+        "[experiment]\nname = \"f\"\nmodel = \"witness\"\n[fixed]\npopulation = 20\nrounds = 5\n[grid]\nseed = [1, 2]\n[[arm]]\nname = \"@HYPERLINK(1)\"\npolicy = \"endorsement\"\n",
     );
     let out = tmp.path().join("out");
     common::run_ok(&m, &out);
     witness().arg("summary").arg(&out).assert().success();
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert!(csv.contains("\n'=HYPERLINK(1),"), "{csv}");
+    assert!(csv.contains("\n'@HYPERLINK(1),"), "{csv}");
 }
 
 #[test]

@@ -117,6 +117,9 @@ impl Design {
         if d.places.iter().all(Option::is_none) {
             return Err(f.keeps_nothing(plan, text).into());
         }
+        if let Some(e) = f.value_no_run_has(plan, text) {
+            return Err(e.into());
+        }
         Ok(d)
     }
 

@@ -29,16 +29,39 @@ pub fn output_name(table: &str, filter: Option<&str>) -> String {
 /// 255 bytes a file system allows, beside the table's or figure's stem.
 const SLUG_CHARS: usize = 80;
 
-/// A filter as file names spell it (`graph=hub, truth=false` gives
-/// `graph-hub-truth-false`); a longer one is cut and told apart from
-/// others with the same start by a hash of the whole.
+/// A filter as file names spell it. Its pairs, trimmed, are written out
+/// as `key-value` joined by `-` (`graph=hub, truth=false` gives
+/// `graph-hub-truth-false`) when that can be read back: every key and
+/// value of letters, digits, `.` and `_`, and at most 80 characters.
+/// Any other filter (`arm=hive+`, a variant label, a long list) is
+/// spelled as near as it can be and followed by 8 hex digits of the
+/// SHA-256 of its pairs, so two filters that keep different runs never
+/// share a file (`arm=hive` and `arm=hive+` did), while spacing alone
+/// does not make a new one.
 pub fn file_slug(filter: &str) -> String {
-    let slug = super::plot::slug(filter);
-    if slug.len() <= SLUG_CHARS {
-        return slug;
+    let pairs: Vec<(&str, &str)> = parts(filter)
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (k.trim(), v.trim())
+        })
+        .collect();
+    let plain = |t: &str| {
+        !t.is_empty()
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
+    };
+    let spelled: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}-{v}")).collect();
+    let spelled = spelled.join("-");
+    if pairs.iter().all(|(k, v)| plain(k) && plain(v)) && spelled.len() <= SLUG_CHARS {
+        return spelled;
     }
-    let hash = crate::manifest::sha256_hex_prefix(filter.as_bytes(), 8);
-    format!("{}-{hash}", slug[..SLUG_CHARS].trim_end_matches('-'))
+    let whole: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let hash = crate::manifest::sha256_hex_prefix(whole.join(",").as_bytes(), 8);
+    let near = super::plot::slug(&spelled);
+    let near = near[..near.len().min(SLUG_CHARS)].trim_end_matches('-');
+    format!("{near}-{hash}")
 }
 
 /// Whether `name` is a table `output_name` gives to the runs of a filter.
@@ -85,6 +108,12 @@ pub enum FilterError {
         text: String,
         arm: String,
         arms: String,
+    },
+    #[error("--where {text:?}: no run has {setting}; values here: {here}")]
+    NoValue {
+        text: String,
+        setting: String,
+        here: String,
     },
     #[error("--where {text:?}: keeps none of the {runs} runs; values here: {here}")]
     KeepsNothing {
@@ -181,6 +210,31 @@ impl Filter {
     /// The error for a filter that keeps no run: the values each filtered
     /// parameter takes in the plan, so the fix can be read off.
     pub fn keeps_nothing(&self, plan: &Plan, text: &str) -> FilterError {
+        FilterError::KeepsNothing {
+            text: text.into(),
+            runs: plan.total,
+            here: self.values_here(plan),
+        }
+    }
+
+    /// The error for a value no run has, when the filter keeps runs by
+    /// another value of the same key (`graph=hub, graph=rnig`): a typo
+    /// there would otherwise go unnoticed.
+    pub fn value_no_run_has(&self, plan: &Plan, text: &str) -> Option<FilterError> {
+        let specs = plan.model().params();
+        let (k, v) = self
+            .settings
+            .iter()
+            .find(|(k, v)| !(0..plan.total).any(|id| plan.run(id).params.get(*k) == v))?;
+        Some(FilterError::NoValue {
+            text: text.into(),
+            setting: format!("{}={}", k.spec(specs).name, v.plain()),
+            here: self.values_here(plan),
+        })
+    }
+
+    /// The values each filtered key takes in the plan (a few of each).
+    fn values_here(&self, plan: &Plan) -> String {
         let specs = plan.model().params();
         // In the order the runs first take them, which is the manifest's.
         let mut keys: Vec<ParamId> = Vec::new();
@@ -219,11 +273,7 @@ impl Filter {
                     .join(" | ")
             ));
         }
-        FilterError::KeepsNothing {
-            text: text.into(),
-            runs: plan.total,
-            here: here.join("; "),
-        }
+        here.join("; ")
     }
 
     /// Whether `run` is kept. A run whose arm does not read a filtered
@@ -252,10 +302,27 @@ impl Filter {
 mod tests {
     #[test]
     fn a_filtered_table_is_named_by_its_filter() {
-        use super::{is_filtered_output, output_name};
+        use super::{file_slug, is_filtered_output, output_name};
         assert_eq!(output_name("summary", None), "summary.csv");
         let name = output_name("summary", Some("graph=hub, truth=false"));
         assert_eq!(name, "summary-where-graph-hub-truth-false.csv");
+        // Spacing makes no new file; a name spelled alike does.
+        assert_eq!(
+            output_name("summary", Some(" graph = hub,truth=false ")),
+            name
+        );
+        assert_eq!(
+            output_name("rank", Some("arm=source_aware")),
+            "rank-where-arm-source_aware.csv"
+        );
+        let (hive, plus) = (file_slug("arm=hive"), file_slug("arm=hive+"));
+        assert_eq!(hive, "arm-hive");
+        assert!(
+            plus.starts_with("arm-hive-") && plus.len() == "arm-hive-".len() + 8,
+            "{plus}"
+        );
+        assert_ne!(file_slug("arm=café ☕"), file_slug("arm=café ☔"));
+        assert_ne!(file_slug("arm=a-b"), file_slug("arm=a_b"));
         assert!(is_filtered_output(&name));
         assert!(is_filtered_output(&output_name("rank", Some("arm=e"))));
         // A long filter is cut, and told apart by a hash of the whole.

@@ -92,8 +92,9 @@ pub fn figures(results: &ResultsDir, req: &Request) -> Result<Figures> {
             axis,
             arms_on_x: true,
         } => format!("heatmap-{}-arm-{}", slug(metric), slug(axis.name)),
-        // Arms alone make one file, in a row or (`--y arm`) a column.
-        Layout::Arms { .. } => format!("heatmap-{}-arm", slug(metric)),
+        // Arms alone: a row, or with `--y arm` a column (x is "all runs").
+        Layout::Arms { on_x: true } => format!("heatmap-{}-arm", slug(metric)),
+        Layout::Arms { on_x: false } => format!("heatmap-{}-all-runs-arm", slug(metric)),
     };
     let hm = heatmap(plan, &d, metric, &values, &layout);
     if hm.missing > 0 && hm.missing < hm.runs {

@@ -93,8 +93,7 @@ fn refuse_overwriting(out: &Path, manifest: &Path, m: &crate::manifest::Manifest
     else {
         return Ok(());
     };
-    let results = crate::runner::layout::Layout::new(&parent);
-    if results.manifest().is_file() && (results.seal().is_file() || results.parts().is_dir()) {
+    if crate::runner::layout::Layout::new(&parent).holds_results() {
         return Err(Error::Usage(format!(
             "--out {}: inside the results folder {}, whose files are sealed; write the points elsewhere",
             out.display(),

@@ -72,6 +72,18 @@ pub fn simulate(a: &SimulateArgs, registry: &Registry) -> Result<u8> {
             )));
         }
     }
+    if let Some(path) = &a.export {
+        let lands = crate::store::atomic::landing(path);
+        if let Some(dir) = lands.as_deref().and_then(Path::parent) {
+            if crate::runner::layout::Layout::new(dir).holds_results() {
+                return Err(Error::Usage(format!(
+                    "--export {}: inside the results folder {}, whose files are sealed; export elsewhere, e.g. --export run.json",
+                    path.display(),
+                    dir.display()
+                )));
+            }
+        }
+    }
     check_memory(model, &p, a.export.is_some(), a.max_memory)?;
     let sim = model.simulate(&p, a.export.is_some())?;
     out!("{}", sim.text)?;

@@ -25,6 +25,18 @@ pub(super) fn arm(
             format!("[[arm]] name = {name:?}: ':' is kept for the arms witness generates (`base:placebo`); choose a name without it"),
         ));
     }
+    // A variant's label is `name[key=value, ...]` and `--where` splits on
+    // commas and semicolons: a name holding these could not be told from
+    // a label witness makes, nor picked out by a filter.
+    if let Some(c) = name.chars().find(|c| "[]=,;".contains(*c)) {
+        return Err(cx.err(
+            a.name.span(),
+            format!(
+                "[[arm]] name = {name:?}: {c:?} is kept for arm variants' labels (`name[gain=3.0]`) and filters \
+                 (`--where arm=a, gain=3.0`); choose a name without [ ] = , or ;"
+            ),
+        ));
+    }
     let label = format!("arm {name}");
     let mut taken: Vec<ParamId> = common.to_vec();
     let mut fixed = Vec::new();

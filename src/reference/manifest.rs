@@ -60,7 +60,7 @@ pub const SECTIONS: &[Section] = &[
         header: "[[arm]]",
         about: "One policy to compare; repeat the table for each arm. Without arms, the grid runs once under the model's defaults.",
         keys: &[
-            key("name", "string", None, "the arm's name in every table and verdict; `:` is reserved for generated arms"),
+            key("name", "string", None, "the arm's name in every table and verdict; `:` is reserved for generated arms, and `[ ] = , ;` for variant labels and `--where`"),
             key("policy", "string", Some("the model's default"), "the cascade's belief-update policy (the model's arm parameter)"),
             key("member", "string", Some("the model's default"), "the hive's arm parameter: who writes a member's messages"),
             key("external", "inline table", Some("none"), "a program that decides for this arm (witness-policy/1); keys below"),

@@ -20,7 +20,7 @@ const FILES: &[(&str, &str)] = &[
     ("complete.json", "the seal, written after the last table: each table's bytes, SHA-256, rows and per-block content digests, and the record logs' sizes and hashes; a folder without it is unfinished"),
     ("timing.json", "wall time, runs per second and threads of the last `run` (`timing-shard-K-of-N.json` per shard); not part of the results"),
     ("parts/", "while running: each chunk's tables as they finish; removed once the final tables and the seal are written"),
-    ("compare.csv, compare.json, summary.csv, rank.csv (summary-where-*.csv and rank-where-*.csv for a --where), search.csv, search.json, sensitivity.csv, sensitivity.json, report.html, plots/", "what the analysis verbs write; a forced rerun moves them aside with the results they describe"),
+    ("compare.csv, compare.json, summary.csv, rank.csv (summary-where-*.csv and rank-where-*.csv for a --where), search.csv, search.json, sensitivity.csv, sensitivity.json, report.html, plots/", "what the analysis verbs write; a forced rerun removes them with the results they describe, once the new results are in place"),
 ];
 
 /// The Parquet key-value metadata of every table and part.

@@ -286,6 +286,9 @@ pub fn failures_in(path: &Path) -> Result<Vec<(u64, String)>, RunError> {
 pub fn merge(dir: &Path, registry: &Registry) -> Result<Vec<(u64, String)>, RunError> {
     let layout = Layout::new(dir);
     let plan = layout.read_plan(registry)?;
+    // No shard may be running, and no plain run may start meanwhile.
+    super::lock::refuse_while_running(dir, "merge")?;
+    let _lock = super::lock::acquire(dir, super::Shard { index: 0, count: 1 }, false)?;
     let tables = tables(&plan.manifest);
     if is_complete(&plan, &layout, &tables)? {
         remove_parts(&layout)?;

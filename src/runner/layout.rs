@@ -107,6 +107,13 @@ impl Layout {
         self.dir.join(seal::FILE)
     }
 
+    /// Whether the folder holds results witness wrote (sealed, or parts
+    /// of a run under way): a file another verb writes into it could
+    /// replace one of them.
+    pub fn holds_results(&self) -> bool {
+        self.manifest().is_file() && (self.seal().is_file() || self.parts().is_dir())
+    }
+
     pub fn timing(&self, shard: Option<(u64, u64)>) -> PathBuf {
         match shard {
             None => self.dir.join("timing.json"),
@@ -189,7 +196,10 @@ impl Layout {
                 })
             }
             Ok(_) => self.staging(&hash),
-            Err(_) => self.clone(),
+            Err(_) => {
+                self.refuse_if_occupied()?;
+                self.clone()
+            }
         };
         self.clear_stagings(&work, &hash)?;
         fs::create_dir_all(&work.dir).map_err(|e| RunError::io(&work.dir, e))?;
@@ -199,6 +209,32 @@ impl Layout {
                 .map_err(|e| RunError::io(&work.manifest(), e))?;
         }
         Ok(work)
+    }
+
+    /// A folder without a manifest is not witness's: one that holds a file
+    /// of a name a run or an analysis writes (a table, the seal, a timing
+    /// record, a summary, the plots) is the user's, and running into it
+    /// would replace or, later, with `--force`, remove that file. Parts and
+    /// logs are left out: another shard starting this moment may have
+    /// made them just after its manifest.
+    fn refuse_if_occupied(&self) -> Result<(), RunError> {
+        let entries = fs::read_dir(&self.dir).map_err(|e| RunError::io(&self.dir, e))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ours = name.ends_with(".parquet")
+                || name == seal::FILE
+                || (name.starts_with("timing") && name.ends_with(".json"))
+                || ANALYSIS_FILES.contains(&name.as_str())
+                || ANALYSIS_DIRS.contains(&name.as_str())
+                || crate::analysis::filter::is_filtered_output(&name);
+            if ours {
+                return Err(RunError::Occupied {
+                    dir: self.dir.display().to_string(),
+                    file: name,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Staging folders other than `work`: one for this manifest left by a

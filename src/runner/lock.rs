@@ -178,6 +178,48 @@ pub fn held(dir: &Path, shard: Shard) -> bool {
     }
 }
 
+/// Refuses `verb` (`merge`) while any shard of `dir`, or the whole run,
+/// is being run: assembling under a live run would take its chunks from
+/// under it, and the run would then fail on files that moved.
+pub fn refuse_while_running(dir: &Path, verb: &str) -> Result<(), RunError> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(shard) = shard_of(&name) else {
+            continue;
+        };
+        if held(dir, shard) {
+            let who = read(&entry.path()).map_or("another process".into(), |h| {
+                format!("pid {} on {}", h.pid, h.host)
+            });
+            return Err(RunError::Busy {
+                message: format!(
+                    "{}: shard {}/{} is being run by {who}; {verb} once it has finished \
+                     (a run that is not sharded assembles its folder itself)",
+                    dir.display(),
+                    shard.index,
+                    shard.count
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The shard a lock file's name is for (`.shard-K-of-N.lock`).
+fn shard_of(name: &str) -> Option<Shard> {
+    let (k, n) = name
+        .strip_prefix(".shard-")?
+        .strip_suffix(".lock")?
+        .split_once("-of-")?;
+    Some(Shard {
+        index: k.parse().ok()?,
+        count: n.parse().ok()?,
+    })
+}
+
 fn read(path: &Path) -> Option<Holder> {
     serde_json::from_slice(&fs::read(path).ok()?).ok()
 }
@@ -211,6 +253,25 @@ fn hostname() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merge_is_refused_while_a_shard_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(refuse_while_running(dir.path(), "merge").is_ok());
+        let shard = Shard { index: 1, count: 3 };
+        assert_eq!(shard_of(".shard-1-of-3.lock"), Some(shard));
+        assert_eq!(shard_of("shard-1-of-3.lock"), None);
+        let held = acquire(dir.path(), shard, false).unwrap();
+        let e = refuse_while_running(dir.path(), "merge").unwrap_err();
+        let pid = std::process::id();
+        assert!(
+            e.to_string()
+                .contains(&format!("shard 1/3 is being run by pid {pid}")),
+            "{e}"
+        );
+        drop(held);
+        assert!(refuse_while_running(dir.path(), "merge").is_ok());
+    }
 
     #[test]
     fn a_lock_is_exclusive_released_on_drop_and_taken_over_from_the_dead() {

@@ -55,6 +55,11 @@ pub enum RunError {
     #[error("{path} is a file, not a folder; give --out a folder (it is made if missing)")]
     NotAFolder { path: String },
     #[error(
+        "{dir} holds {file}, a name witness writes, but no manifest.toml: it is not a results folder, \
+         and a run would replace that file; give --out a new or empty folder"
+    )]
+    Occupied { dir: String, file: String },
+    #[error(
         "{dir} holds another manifest's results; --force replaces them only in an unsharded run \
          (a shard cannot tell when the others are done); remove the folder, or run into another one"
     )]

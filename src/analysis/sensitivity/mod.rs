@@ -107,8 +107,15 @@ fn scenario_axes(plan: &Plan, by: &Option<Vec<String>>, dir: &str) -> crate::Res
                 .find(|&i| m.common[i].name == n.as_str())
                 .ok_or_else(|| {
                     let have: Vec<&str> = descriptive.iter().map(|&i| m.common[i].name).collect();
+                    // Seeds and replicates are what an index is averaged
+                    // over, never a scenario: say so rather than deny the axis.
+                    let why = if m.common.iter().any(|a| a.name == n.as_str()) {
+                        "seeds and replicates are averaged over, not a scenario's axis"
+                    } else {
+                        "not a common grid axis of this experiment"
+                    };
                     usage(format!(
-                        "{dir}: --by {n}: not a common grid axis of this experiment; allowed: {}",
+                        "{dir}: --by {n}: {why}; allowed: {}",
                         if have.is_empty() {
                             "none (the scenario is every run)".into()
                         } else {
@@ -309,5 +316,35 @@ pub fn run(results: &ResultsDir, req: &Request) -> crate::Result<Report> {
 impl Report {
     pub fn table(&self) -> TableData {
         TableData::of_records(&self.rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::Manifest;
+    use crate::model::Registry;
+
+    #[test]
+    fn a_scenario_axis_is_named_and_seed_is_told_apart_from_a_typo() {
+        let text = "[experiment]\nname = \"s\"\nmodel = \"witness\"\n[fixed]\npopulation = 20\nrounds = 5\n\
+                    [grid]\nseed = [1, 2]\ntruth = [false, true]\n\
+                    [design]\nkind = \"sobol\"\nbase = 8\n[design.factors]\ngain = { from = 1.0, to = 9.0 }\n\
+                    [[arm]]\nname = \"e\"\npolicy = \"endorsement\"\n";
+        let plan =
+            Plan::new(Manifest::parse("s.toml", text, &Registry::builtin()).unwrap()).unwrap();
+        let by = |n: &str| scenario_axes(&plan, &Some(vec![n.to_string()]), "DIR");
+        assert_eq!(by("truth").unwrap().len(), 1);
+        let seed = by("seed").unwrap_err().to_string();
+        assert!(
+            seed.contains("--by seed: seeds and replicates are averaged over")
+                && seed.ends_with("allowed: truth"),
+            "{seed}"
+        );
+        let typo = by("truht").unwrap_err().to_string();
+        assert!(
+            typo.contains("--by truht: not a common grid axis"),
+            "{typo}"
+        );
     }
 }
