@@ -10,6 +10,7 @@
 const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The SplitMix64 finalizer.
+#[inline]
 pub fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -66,13 +67,137 @@ impl Stream {
     /// A float in [0, 1) from the top 53 bits.
     #[inline]
     pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        unit_of(self.next_u64())
     }
 
     /// An integer in [0, n) by widening multiply (Lemire without rejection).
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+        below_of(self.next_u64(), n)
+    }
+}
+
+/// `unit`'s float of one output; `Drawn` shares it, so a draw is the same
+/// number whichever way its output was computed.
+#[inline]
+fn unit_of(x: u64) -> f64 {
+    (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+#[inline]
+fn below_of(x: u64, n: u64) -> u64 {
+    ((x as u128 * n as u128) >> 64) as u64
+}
+
+/// How many consecutive streams `Batch::fill` seeds at once.
+pub const LANES: usize = 16;
+/// How many outputs of each stream a batch holds: enough for every
+/// agent-round of the built-in policies (a check draw and four reads).
+pub const FIRST: usize = 5;
+
+/// The first `FIRST` outputs of the streams `extend(prefix, first + l)`
+/// for the `LANES` lanes l, stored output by output. Seeding many streams
+/// side by side lets the compiler run them in vector registers, which the
+/// one-stream-at-a-time path cannot; the integers are the same either way.
+pub struct Batch([[u64; LANES]; FIRST]);
+
+impl Batch {
+    pub fn new() -> Batch {
+        Batch([[0; LANES]; FIRST])
+    }
+
+    pub fn fill(&mut self, prefix: u64, first: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+        {
+            // SAFETY: the CPU has the features the function is compiled for.
+            unsafe { fill_avx512(&mut self.0, prefix, first) };
+            return;
+        }
+        fill_lanes(&mut self.0, prefix, first);
+    }
+
+    /// Lane `l`'s stream, to be drawn from in order.
+    #[inline]
+    pub fn lane(&self, l: usize) -> Drawn {
+        Drawn {
+            out: std::array::from_fn(|k| self.0[k][l]),
+            at: 0,
+        }
+    }
+}
+
+impl Default for Batch {
+    fn default() -> Batch {
+        Batch::new()
+    }
+}
+
+/// 64-bit vector multiplies arrive with AVX-512DQ; without them the
+/// portable loop below is what runs.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn fill_avx512(out: &mut [[u64; LANES]; FIRST], prefix: u64, first: u64) {
+    fill_lanes(out, prefix, first)
+}
+
+/// `Stream::new(extend(prefix, first + l))` and its first outputs, each
+/// step written as a loop over the lanes so it compiles to vector code.
+#[inline(always)]
+fn fill_lanes(out: &mut [[u64; LANES]; FIRST], prefix: u64, first: u64) {
+    let mut key = [0; LANES];
+    for (l, k) in key.iter_mut().enumerate() {
+        *k = extend(prefix, first.wrapping_add(l as u64));
+    }
+    let mut s = [[0; LANES]; 4];
+    for (w, lanes) in s.iter_mut().enumerate() {
+        let step = GOLDEN_GAMMA.wrapping_mul(w as u64 + 1);
+        for l in 0..LANES {
+            lanes[l] = mix(key[l].wrapping_add(step));
+        }
+    }
+    let [mut s0, mut s1, mut s2, mut s3] = s;
+    for row in out.iter_mut() {
+        for l in 0..LANES {
+            row[l] = s0[l]
+                .wrapping_add(s3[l])
+                .rotate_left(23)
+                .wrapping_add(s0[l]);
+            let t = s1[l] << 17;
+            s2[l] ^= s0[l];
+            s3[l] ^= s1[l];
+            s1[l] ^= s2[l];
+            s0[l] ^= s3[l];
+            s2[l] ^= t;
+            s3[l] = s3[l].rotate_left(45);
+        }
+    }
+}
+
+/// One lane of a `Batch`: the stream's first outputs, drawn in order with
+/// the same conversions as `Stream`.
+pub struct Drawn {
+    out: [u64; FIRST],
+    at: usize,
+}
+
+impl Drawn {
+    #[inline]
+    fn next_u64(&mut self) -> u64 {
+        let x = self.out[self.at];
+        self.at += 1;
+        x
+    }
+
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        unit_of(self.next_u64())
+    }
+
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        below_of(self.next_u64(), n)
     }
 }
 
@@ -113,6 +238,25 @@ mod tests {
             let mut ours = Stream::new(k);
             for _ in 0..40 {
                 assert_eq!(ours.next_u64(), theirs.next_u64(), "key {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_holds_each_streams_first_outputs() {
+        for (prefix, first) in [(0, 0), (key(7, &[3, 0, 1]), 240), (u64::MAX, u64::MAX - 3)] {
+            let mut vector = Batch::new();
+            vector.fill(prefix, first);
+            let mut portable = [[0; LANES]; FIRST];
+            fill_lanes(&mut portable, prefix, first);
+            assert_eq!(vector.0, portable);
+            for l in 0..LANES {
+                let mut s = Stream::new(extend(prefix, first.wrapping_add(l as u64)));
+                let mut d = vector.lane(l);
+                assert_eq!(d.unit(), s.unit());
+                for n in [1, 4, 1000, u64::MAX] {
+                    assert_eq!(d.below(n), s.below(n), "lane {l}");
+                }
             }
         }
     }

@@ -10,7 +10,7 @@ use super::ledger::Ledger;
 use super::metrics::{Counters, Tally};
 use super::quorum::{self, Ballot, Slot};
 use crate::math;
-use crate::rng::{extend, Stream};
+use crate::rng::{Batch, Drawn, LANES};
 
 /// What neighbours read, one buffer per snapshot.
 #[derive(Clone)]
@@ -156,10 +156,16 @@ impl Round<'_> {
         } else {
             0
         };
+        // The agents' streams are seeded a batch at a time (see `Batch`).
+        let mut batch = Batch::new();
         for k in 0..p.len() {
             let i = c * CHUNK + k;
+            if k % LANES == 0 {
+                batch.fill(self.key, i as u64);
+            }
+            let draws = batch.lane(k % LANES);
             let at = (&mut *mem, base);
-            self.act::<K>(i, &mut o[k], &mut p[k], &mut l[k], at, &mut d);
+            self.act::<K>((i, draws), &mut o[k], &mut p[k], &mut l[k], at, &mut d);
             t.add(i, p[k], &l[k], o[k].checked, o[k].pending);
         }
         // Every agent either requested a check (counted as it did) or read
@@ -171,12 +177,13 @@ impl Round<'_> {
         (d, t)
     }
 
-    /// Agent `i`'s round: its state is loaded (corrected in step 1, or from
-    /// the snapshot), stepped, and written to its slots of the next buffer.
+    /// Agent `i`'s round, drawing from its stream: its state is loaded
+    /// (corrected in step 1, or from the snapshot), stepped, and written to
+    /// its slots of the next buffer.
     #[inline]
     fn act<const K: u8>(
         &self,
-        i: usize,
+        (i, draws): (usize, Drawn),
         own: &mut Own,
         p: &mut f64,
         ledger: &mut Ledger,
@@ -189,7 +196,7 @@ impl Round<'_> {
         } else {
             own.agent(self.p[i], self.ledger[i])
         };
-        self.step::<K>(i, &mut a, memory, d);
+        self.step::<K>(i, draws, &mut a, memory, d);
         (*p, *ledger) = (a.p, a.ledger);
         own.store(&a);
     }
@@ -200,6 +207,7 @@ impl Round<'_> {
     fn step<const K: u8>(
         &self,
         i: usize,
+        mut s: Drawn,
         a: &mut Agent,
         (memory, base): (&mut [Slot], usize),
         d: &mut Counters,
@@ -210,7 +218,6 @@ impl Round<'_> {
             ground(a, cfg.truth);
             d.completed += 1;
         }
-        let mut s = Stream::new(extend(self.key, i as u64));
         if !a.checked && a.pending == NOT_PENDING {
             let u = s.unit();
             if u < self.check.probability(a.p) {
@@ -255,7 +262,7 @@ impl Round<'_> {
         &self,
         i: usize,
         a: &mut Agent,
-        s: &mut Stream,
+        s: &mut Drawn,
         nb: &[u32],
         (memory, base): (&mut [Slot], usize),
     ) {
