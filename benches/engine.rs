@@ -1,12 +1,15 @@
 //! Agent-rounds per second of witness-engine/1, per policy: at N = 250
 //! (the release default, one thread) and at N = 1,000,000 (one thread and
-//! all cores, parallel rounds). Run: cargo bench --bench engine
+//! all cores, parallel rounds); and the seeding of sixteen agents' streams
+//! one at a time, batched (vector code where the CPU has AVX-512) and
+//! batched without the vector path. Run: cargo bench --bench engine
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::time::Duration;
 use witness::cascade::config::{Config, PARAMS};
 use witness::cascade::engine::{simulate, Parallelism};
 use witness::params::{Resolved, Value};
+use witness::rng::{extend, Batch, Stream, FIRST, LANES};
 
 fn config(policy: &str, population: i64, rounds: i64) -> Config {
     let mut p = Resolved::defaults(PARAMS);
@@ -52,5 +55,49 @@ fn large(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, small, large);
+/// Sixteen streams' first five outputs, the draws of sixteen agent-rounds,
+/// three ways; the sum keeps the compiler from dropping the work.
+fn seeding(c: &mut Criterion) {
+    let mut g = c.benchmark_group("seed16");
+    g.throughput(Throughput::Elements(LANES as u64));
+    let prefix = 0x1234_5678_9ABC_DEF0;
+    let mut first = 0u64;
+    g.bench_function("one_at_a_time", |b| {
+        b.iter(|| {
+            first = first.wrapping_add(LANES as u64);
+            let mut sum = 0u64;
+            for l in 0..LANES as u64 {
+                let mut s = Stream::new(extend(prefix, first.wrapping_add(l)));
+                for _ in 0..FIRST {
+                    sum = sum.wrapping_add(s.below(u64::MAX));
+                }
+            }
+            sum
+        })
+    });
+    let mut batch = Batch::new();
+    for (name, portable) in [("batch", false), ("batch_portable", true)] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                first = first.wrapping_add(LANES as u64);
+                if portable {
+                    batch.fill_portable(prefix, first);
+                } else {
+                    batch.fill(prefix, first);
+                }
+                let mut sum = 0u64;
+                for l in 0..LANES {
+                    let mut d = batch.lane(l);
+                    for _ in 0..FIRST {
+                        sum = sum.wrapping_add(d.below(u64::MAX));
+                    }
+                }
+                sum
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, small, large, seeding);
 criterion_main!(benches);

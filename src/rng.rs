@@ -118,6 +118,13 @@ impl Batch {
         fill_lanes(&mut self.0, prefix, first);
     }
 
+    /// `fill` without the vector path: what a CPU without AVX-512 runs.
+    /// Public only so the `engine` bench can time both paths on one CPU.
+    #[doc(hidden)]
+    pub fn fill_portable(&mut self, prefix: u64, first: u64) {
+        fill_lanes(&mut self.0, prefix, first);
+    }
+
     /// Lane `l`'s stream, to be drawn from in order.
     #[inline]
     pub fn lane(&self, l: usize) -> Drawn {
