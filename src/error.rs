@@ -89,4 +89,78 @@ impl Error {
     }
 }
 
+/// What to do about an error the operating system raised: the message
+/// names the path and the system's reason, and this adds the fix. Found by
+/// walking the error's sources, so it holds for an I/O error under any
+/// layer's wrapper.
+impl Error {
+    pub fn hint(&self) -> Option<&'static str> {
+        let mut at: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(e) = at {
+            let io = match e.downcast_ref::<crate::store::StoreError>() {
+                // A transparent wrapper hands on its inner error's source,
+                // not the inner error itself: look inside it here.
+                Some(crate::store::StoreError::Io(io)) => Some(io),
+                _ => e.downcast_ref::<std::io::Error>(),
+            };
+            if let Some(hint) = io.and_then(|io| io_hint(io.kind())) {
+                return Some(hint);
+            }
+            at = e.source();
+        }
+        None
+    }
+}
+
+fn io_hint(kind: std::io::ErrorKind) -> Option<&'static str> {
+    use std::io::ErrorKind as K;
+    Some(match kind {
+        K::PermissionDenied => {
+            "the system refused access: check the permissions of that path, or give another one"
+        }
+        K::ReadOnlyFilesystem => {
+            "that path is on a read-only file system: give one on a writable disk \
+             (results go where --out says)"
+        }
+        K::StorageFull | K::QuotaExceeded => {
+            "the disk is full: free some space and run the same command again \
+             (a run resumes from the chunks it finished)"
+        }
+        K::NotADirectory => "a parent of that path is a file, not a folder: give another path",
+        K::InvalidFilename => {
+            "the file system does not allow a name in that path (too long, or a character it \
+             refuses): give a shorter or plainer one"
+        }
+        _ => return None,
+    })
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error as Io, ErrorKind};
+
+    #[test]
+    fn an_io_error_under_any_wrapper_gets_its_fix() {
+        let at = Path::new("out/runs.parquet");
+        let direct = Error::io(at, Io::from(ErrorKind::PermissionDenied));
+        assert!(direct.hint().unwrap().contains("permissions"));
+        let store = crate::store::StoreError::Io(Io::from(ErrorKind::StorageFull));
+        let nested = Error::Run(crate::runner::RunError::write(at, store));
+        assert!(nested.hint().unwrap().contains("resumes"));
+        let run = Error::Run(crate::runner::RunError::io(
+            at,
+            Io::from(ErrorKind::ReadOnlyFilesystem),
+        ));
+        assert!(run.hint().unwrap().contains("read-only"));
+    }
+
+    #[test]
+    fn errors_without_a_known_fix_get_no_hint() {
+        let at = Path::new("x");
+        assert_eq!(Error::io(at, Io::from(ErrorKind::Interrupted)).hint(), None);
+        assert_eq!(Error::Usage("bad".into()).hint(), None);
+    }
+}

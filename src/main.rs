@@ -19,6 +19,9 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("error: {err}");
+            if let Some(hint) = err.hint() {
+                eprintln!("hint: {hint}");
+            }
             ExitCode::from(err.exit_code())
         }
     }

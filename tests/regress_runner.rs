@@ -130,10 +130,19 @@ fn output_folders_that_cannot_be_used_are_bad_input_named_once() {
     let file = tmp.path().join("a-file");
     std::fs::write(&file, "x").unwrap();
     let long = tmp.path().join("x".repeat(300));
+    let under_a_file = file.join("out");
     for (out, needle) in [
         (file.as_path(), "is a file, not a folder"),
+        (
+            under_a_file.as_path(),
+            "hint: a parent of that path is a file",
+        ),
         (Path::new("/dev/null"), "is a file, not a folder"),
         (long.as_path(), "File name too long"),
+        (
+            long.as_path(),
+            "hint: the file system does not allow a name",
+        ),
     ] {
         let o = witness()
             .args(["run", "-q", "--out"])
