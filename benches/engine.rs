@@ -1,15 +1,15 @@
 //! Agent-rounds per second of witness-engine/1, per policy: at N = 250
 //! (the release default, one thread) and at N = 1,000,000 (one thread and
 //! all cores, parallel rounds); and the seeding of sixteen agents' streams
-//! one at a time, batched (vector code where the CPU has AVX-512) and
-//! batched without the vector path. Run: cargo bench --bench engine
+//! one at a time and batched, on each path the CPU has (AVX-512, AVX2,
+//! portable). Run: cargo bench --bench engine
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::time::Duration;
 use witness::cascade::config::{Config, PARAMS};
 use witness::cascade::engine::{simulate, Parallelism};
 use witness::params::{Resolved, Value};
-use witness::rng::{extend, Batch, Stream, FIRST, LANES};
+use witness::rng::{extend, Batch, Path, Stream, FIRST, LANES};
 
 fn config(policy: &str, population: i64, rounds: i64) -> Config {
     let mut p = Resolved::defaults(PARAMS);
@@ -56,7 +56,8 @@ fn large(c: &mut Criterion) {
 }
 
 /// Sixteen streams' first five outputs, the draws of sixteen agent-rounds,
-/// three ways; the sum keeps the compiler from dropping the work.
+/// one at a time and on each batch path; the sum keeps the compiler from
+/// dropping the work.
 fn seeding(c: &mut Criterion) {
     let mut g = c.benchmark_group("seed16");
     g.throughput(Throughput::Elements(LANES as u64));
@@ -76,15 +77,11 @@ fn seeding(c: &mut Criterion) {
         })
     });
     let mut batch = Batch::new();
-    for (name, portable) in [("batch", false), ("batch_portable", true)] {
-        g.bench_function(name, |b| {
+    for path in Path::ALL.into_iter().filter(|p| p.available()) {
+        g.bench_function(format!("batch_{path:?}").to_lowercase(), |b| {
             b.iter(|| {
                 first = first.wrapping_add(LANES as u64);
-                if portable {
-                    batch.fill_portable(prefix, first);
-                } else {
-                    batch.fill(prefix, first);
-                }
+                batch.fill_on(path, prefix, first);
                 let mut sum = 0u64;
                 for l in 0..LANES {
                     let mut d = batch.lane(l);

@@ -107,22 +107,32 @@ impl Batch {
     }
 
     pub fn fill(&mut self, prefix: u64, first: u64) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512dq")
-        {
-            // SAFETY: the CPU has the features the function is compiled for.
-            unsafe { fill_avx512(&mut self.0, prefix, first) };
-            return;
-        }
-        fill_lanes(&mut self.0, prefix, first);
+        self.fill_checked(Path::best(), prefix, first);
     }
 
-    /// `fill` without the vector path: what a CPU without AVX-512 runs.
-    /// Public only so the `engine` bench can time both paths on one CPU.
+    /// `fill` on a chosen path; public so the `engine` bench can time every
+    /// path the CPU has. A path the CPU lacks runs as `Portable`.
     #[doc(hidden)]
-    pub fn fill_portable(&mut self, prefix: u64, first: u64) {
-        fill_lanes(&mut self.0, prefix, first);
+    pub fn fill_on(&mut self, path: Path, prefix: u64, first: u64) {
+        let path = if path.available() {
+            path
+        } else {
+            Path::Portable
+        };
+        self.fill_checked(path, prefix, first);
+    }
+
+    /// `path` must be available on this CPU.
+    #[inline]
+    fn fill_checked(&mut self, path: Path, prefix: u64, first: u64) {
+        match path {
+            // SAFETY: callers pass only paths whose features the CPU has.
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => unsafe { fill_avx512(&mut self.0, prefix, first) },
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => unsafe { fill_avx2(&mut self.0, prefix, first) },
+            _ => fill_lanes(&mut self.0, prefix, first),
+        }
     }
 
     /// Lane `l`'s stream, to be drawn from in order.
@@ -141,11 +151,58 @@ impl Default for Batch {
     }
 }
 
-/// 64-bit vector multiplies arrive with AVX-512DQ; without them the
-/// portable loop below is what runs.
+/// The ways a `Batch` can be filled; each gives the same integers.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// Eight lanes per register and 64-bit vector multiplies (AVX-512DQ).
+    Avx512,
+    /// Four lanes per register; each 64-bit multiply is built from three
+    /// 32-bit ones, which still beats one lane at a time.
+    Avx2,
+    /// Whatever the compiler makes of the loop for the baseline CPU.
+    Portable,
+}
+
+impl Path {
+    pub const ALL: [Path; 3] = [Path::Avx512, Path::Avx2, Path::Portable];
+
+    /// The fastest path this CPU has. The feature checks are cached by the
+    /// standard library, so asking once per batch costs a load.
+    pub fn best() -> Path {
+        Path::ALL
+            .into_iter()
+            .find(|p| p.available())
+            .unwrap_or(Path::Portable)
+    }
+
+    pub fn available(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            match self {
+                Path::Avx512 => has!("avx512f") && has!("avx512dq"),
+                Path::Avx2 => has!("avx2"),
+                Path::Portable => true,
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Path::Portable
+        }
+    }
+}
+
+/// 64-bit vector multiplies arrive with AVX-512DQ.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq")]
 unsafe fn fill_avx512(out: &mut [[u64; LANES]; FIRST], prefix: u64, first: u64) {
+    fill_lanes(out, prefix, first)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fill_avx2(out: &mut [[u64; LANES]; FIRST], prefix: u64, first: u64) {
     fill_lanes(out, prefix, first)
 }
 
@@ -252,10 +309,15 @@ mod tests {
     #[test]
     fn a_batch_holds_each_streams_first_outputs() {
         for (prefix, first) in [(0, 0), (key(7, &[3, 0, 1]), 240), (u64::MAX, u64::MAX - 3)] {
-            let mut vector = Batch::new();
-            vector.fill(prefix, first);
             let mut portable = [[0; LANES]; FIRST];
             fill_lanes(&mut portable, prefix, first);
+            for path in Path::ALL {
+                let mut b = Batch::new();
+                b.fill_on(path, prefix, first);
+                assert_eq!(b.0, portable, "{path:?}");
+            }
+            let mut vector = Batch::new();
+            vector.fill(prefix, first);
             assert_eq!(vector.0, portable);
             for l in 0..LANES {
                 let mut s = Stream::new(extend(prefix, first.wrapping_add(l as u64)));
