@@ -9,7 +9,7 @@ use std::time::Duration;
 use witness::cascade::config::{Config, PARAMS};
 use witness::cascade::engine::{simulate, Parallelism};
 use witness::params::{Resolved, Value};
-use witness::rng::{extend, Batch, Path, Stream, FIRST, LANES};
+use witness::rng::{extend, Batch, Kernel, Stream, FIRST, LANES};
 
 fn config(policy: &str, population: i64, rounds: i64) -> Config {
     let mut p = Resolved::defaults(PARAMS);
@@ -77,7 +77,7 @@ fn seeding(c: &mut Criterion) {
         })
     });
     let mut batch = Batch::new();
-    for path in Path::ALL.into_iter().filter(|p| p.available()) {
+    for path in Kernel::ALL.into_iter().filter(|p| p.available()) {
         g.bench_function(format!("batch_{path:?}").to_lowercase(), |b| {
             b.iter(|| {
                 first = first.wrapping_add(LANES as u64);

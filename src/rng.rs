@@ -107,30 +107,30 @@ impl Batch {
     }
 
     pub fn fill(&mut self, prefix: u64, first: u64) {
-        self.fill_checked(Path::best(), prefix, first);
+        self.fill_checked(Kernel::best(), prefix, first);
     }
 
-    /// `fill` on a chosen path; public so the `engine` bench can time every
-    /// path the CPU has. A path the CPU lacks runs as `Portable`.
+    /// `fill` on a chosen kernel; public so the `engine` bench can time every
+    /// kernel the CPU has. A kernel the CPU lacks runs as `Portable`.
     #[doc(hidden)]
-    pub fn fill_on(&mut self, path: Path, prefix: u64, first: u64) {
-        let path = if path.available() {
-            path
+    pub fn fill_on(&mut self, kernel: Kernel, prefix: u64, first: u64) {
+        let kernel = if kernel.available() {
+            kernel
         } else {
-            Path::Portable
+            Kernel::Portable
         };
-        self.fill_checked(path, prefix, first);
+        self.fill_checked(kernel, prefix, first);
     }
 
-    /// `path` must be available on this CPU.
+    /// `kernel` must be available on this CPU.
     #[inline]
-    fn fill_checked(&mut self, path: Path, prefix: u64, first: u64) {
-        match path {
-            // SAFETY: callers pass only paths whose features the CPU has.
+    fn fill_checked(&mut self, kernel: Kernel, prefix: u64, first: u64) {
+        match kernel {
+            // SAFETY: callers pass only kernels whose features the CPU has.
             #[cfg(target_arch = "x86_64")]
-            Path::Avx512 => unsafe { fill_avx512(&mut self.0, prefix, first) },
+            Kernel::Avx512 => unsafe { fill_avx512(&mut self.0, prefix, first) },
             #[cfg(target_arch = "x86_64")]
-            Path::Avx2 => unsafe { fill_avx2(&mut self.0, prefix, first) },
+            Kernel::Avx2 => unsafe { fill_avx2(&mut self.0, prefix, first) },
             _ => fill_lanes(&mut self.0, prefix, first),
         }
     }
@@ -151,10 +151,10 @@ impl Default for Batch {
     }
 }
 
-/// The ways a `Batch` can be filled; each gives the same integers.
+/// The compiled versions of the batch loop; each gives the same integers.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Path {
+pub enum Kernel {
     /// Eight lanes per register and 64-bit vector multiplies (AVX-512DQ).
     Avx512,
     /// Four lanes per register; each 64-bit multiply is built from three
@@ -164,16 +164,16 @@ pub enum Path {
     Portable,
 }
 
-impl Path {
-    pub const ALL: [Path; 3] = [Path::Avx512, Path::Avx2, Path::Portable];
+impl Kernel {
+    pub const ALL: [Kernel; 3] = [Kernel::Avx512, Kernel::Avx2, Kernel::Portable];
 
     /// The fastest path this CPU has. The feature checks are cached by the
     /// standard library, so asking once per batch costs a load.
-    pub fn best() -> Path {
-        Path::ALL
+    pub fn best() -> Kernel {
+        Kernel::ALL
             .into_iter()
             .find(|p| p.available())
-            .unwrap_or(Path::Portable)
+            .unwrap_or(Kernel::Portable)
     }
 
     pub fn available(self) -> bool {
@@ -181,14 +181,14 @@ impl Path {
         {
             use std::arch::is_x86_feature_detected as has;
             match self {
-                Path::Avx512 => has!("avx512f") && has!("avx512dq"),
-                Path::Avx2 => has!("avx2"),
-                Path::Portable => true,
+                Kernel::Avx512 => has!("avx512f") && has!("avx512dq"),
+                Kernel::Avx2 => has!("avx2"),
+                Kernel::Portable => true,
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            self == Path::Portable
+            self == Kernel::Portable
         }
     }
 }
@@ -311,7 +311,7 @@ mod tests {
         for (prefix, first) in [(0, 0), (key(7, &[3, 0, 1]), 240), (u64::MAX, u64::MAX - 3)] {
             let mut portable = [[0; LANES]; FIRST];
             fill_lanes(&mut portable, prefix, first);
-            for path in Path::ALL {
+            for path in Kernel::ALL {
                 let mut b = Batch::new();
                 b.fill_on(path, prefix, first);
                 assert_eq!(b.0, portable, "{path:?}");
