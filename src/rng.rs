@@ -167,7 +167,7 @@ pub enum Kernel {
 impl Kernel {
     pub const ALL: [Kernel; 3] = [Kernel::Avx512, Kernel::Avx2, Kernel::Portable];
 
-    /// The fastest path this CPU has. The feature checks are cached by the
+    /// The fastest kernel this CPU has. The feature checks are cached by the
     /// standard library, so asking once per batch costs a load.
     pub fn best() -> Kernel {
         Kernel::ALL
