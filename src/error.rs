@@ -48,6 +48,10 @@ pub enum Error {
     /// An argument, or a combination of them, that cannot be used.
     #[error("{0}")]
     Usage(String),
+    /// The reader of standard output went away (`witness summary | head`):
+    /// the command ends quietly and successfully, as Unix tools do.
+    #[error("standard output was closed by its reader")]
+    StdoutClosed,
     /// A file or folder the user named that cannot be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -84,6 +88,7 @@ impl Error {
             Error::Results(R::Inconsistent { .. } | R::Store { .. })
             | Error::Curve(_)
             | Error::Record { .. } => EXIT_FAILED,
+            Error::StdoutClosed => 0,
             _ => EXIT_BAD_INPUT,
         }
     }

@@ -41,6 +41,7 @@ pub mod results;
 pub mod rng;
 pub mod runner;
 pub mod search;
+pub mod shutdown;
 pub mod store;
 pub mod trust;
 pub mod trustsim;

@@ -155,3 +155,26 @@ fn simulate_refuses_an_external_policy_it_has_no_process_for() {
 }
 
 use predicates::prelude::PredicateBooleanExt;
+
+#[test]
+fn a_reader_that_closes_standard_output_ends_the_command_quietly_with_0() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    // The read end is closed before witness writes a byte (`witness
+    // describe | head -c0`): no death by SIGPIPE, no message, exit 0.
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("witness"))
+        .arg("describe")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.signal(), None, "killed by a signal");
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

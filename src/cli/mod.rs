@@ -42,7 +42,7 @@ const AFTER_HELP: &str = "Examples:
   witness simulate --set policy=source_aware --export run.json
   witness describe hive                     a model's parameters and columns
 
-Exit codes: 0 ok, 1 a check failed, 2 bad input.";
+Exit codes: 0 ok, 1 a check failed, 2 bad input, 130/143/129 `run` stopped by SIGINT/SIGTERM/SIGHUP (rerun to resume).";
 
 pub const DEFAULT_MAX_RUNS: u64 = 10_000_000;
 

@@ -29,6 +29,9 @@ pub(crate) fn flush() -> Result<()> {
 }
 
 fn failed(e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return Error::StdoutClosed;
+    }
     Error::io(Path::new("standard output"), e)
 }
 

@@ -78,25 +78,6 @@ pub fn bar(total: u64, quiet: bool) -> (ProgressBar, Arc<Rate>) {
     (bar, rate)
 }
 
-/// Makes Ctrl-C stop the run between runs instead of killing it: what is
-/// saved stays saved and the summary says how to resume. A second Ctrl-C
-/// kills the process as usual.
-pub fn stop_on_ctrl_c() {
-    #[cfg(unix)]
-    {
-        extern "C" fn on_sigint(_: libc::c_int) {
-            crate::runner::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed);
-            // The next Ctrl-C gets the default action.
-            unsafe {
-                libc::signal(libc::SIGINT, libc::SIG_DFL);
-            }
-        }
-        unsafe {
-            libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -120,7 +120,7 @@ pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
         policy,
         wait: a.wait,
     };
-    progress::stop_on_ctrl_c();
+    crate::shutdown::install();
     let report = runner::execute(&plan, &dir, &opts, &|p| {
         rate.on(p);
         match p {
@@ -143,13 +143,14 @@ pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
     let threads = opts.threads.unwrap_or_else(rayon::current_num_threads);
     if report.interrupted {
         eprintln!(
-            "{}: interrupted; {} of {} chunk(s) are saved in {}; run the same command to resume",
+            "{}: stopped by {}; {} of {} chunk(s) are saved in {}; run the same command to resume",
             plan.manifest.name,
+            crate::shutdown::signal_name(),
             report.chunks_done,
             mine(&report, shard),
             dir.display()
         );
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(crate::shutdown::exit_code());
     }
     // A folder that was already complete is left exactly as it was.
     if !report.already_complete {
@@ -169,11 +170,83 @@ pub fn run(a: &RunArgs, registry: &Registry) -> Result<u8> {
             one_line(&plan.manifest.name, &dir, &report, shard, secs, threads)
         );
     }
-    Ok(report_failures(&report.failures))
+    let fell_back = match report.assembled || report.already_complete {
+        true => fallbacks(&plan.manifest, &dir)?,
+        false => Vec::new(),
+    };
+    Ok(report_failures(&report.failures).max(report_fallbacks(&fell_back, &dir, a.quiet)))
 }
 
-/// Exit code after Ctrl-C, as shells report a process stopped by SIGINT.
-const EXIT_INTERRUPTED: u8 = 130;
+/// One external arm's decisions in the final runs table, and how many of
+/// them took the safe action.
+struct FellBack {
+    arm: String,
+    action: String,
+    decisions: u64,
+    fallbacks: u64,
+}
+
+/// The external arms with a safe action, from the final runs table (so
+/// runs an earlier process saved count too).
+fn fallbacks(m: &crate::manifest::Manifest, dir: &Path) -> Result<Vec<FellBack>> {
+    let mut out: Vec<FellBack> = m
+        .arms
+        .iter()
+        .filter_map(|arm| match &arm.external.as_ref()?.fallback {
+            crate::policy::Fallback::Safe(action) => Some(FellBack {
+                arm: arm.name.clone(),
+                action: action.clone(),
+                decisions: 0,
+                fallbacks: 0,
+            }),
+            crate::policy::Fallback::FailRun => None,
+        })
+        .collect();
+    if out.is_empty() {
+        return Ok(out);
+    }
+    let path = Layout::new(dir).table("runs");
+    let cols = crate::store::parquet::read_columns(&path, &["arm", "decisions", "fallbacks"])
+        .map_err(|e| Error::store(&path, e))?;
+    for ((arm, d), f) in cols[0].iter().zip(&cols[1]).zip(&cols[2]) {
+        if let Some(row) = out
+            .iter_mut()
+            .find(|r| Some(r.arm.as_str()) == arm.as_str())
+        {
+            row.decisions += d.as_i64().unwrap_or(0) as u64;
+            row.fallbacks += f.as_i64().unwrap_or(0) as u64;
+        }
+    }
+    Ok(out)
+}
+
+/// Says how many decisions of each external arm fell back; exit 1 when an
+/// arm's every decision did, since its rows are then the safe action's,
+/// not the policy's (said even with --quiet).
+fn report_fallbacks(arms: &[FellBack], dir: &Path, quiet: bool) -> u8 {
+    let mut code = 0;
+    for r in arms.iter().filter(|r| r.fallbacks > 0) {
+        if r.fallbacks == r.decisions {
+            eprintln!(
+                "error: arm {}: all {} of its decisions fell back to {:?}: the policy answered none, so its \
+                 rows are the safe action's, not the policy's. Its errors are in {} (column errors of the \
+                 record log) and its stderr in {}; fix the policy, then run into a new folder (--out)",
+                r.arm,
+                r.decisions,
+                r.action,
+                crate::policy::log::arm_dir(dir, &r.arm).display(),
+                dir.join("policy-logs").display()
+            );
+            code = EXIT_FAILED;
+        } else if !quiet {
+            eprintln!(
+                "arm {}: {} of {} decision(s) fell back to {:?} (the policy gave no usable answer for them)",
+                r.arm, r.fallbacks, r.decisions, r.action
+            );
+        }
+    }
+    code
+}
 
 /// Chunks this process was to run.
 fn mine(r: &Report, shard: Option<runner::Shard>) -> u64 {

@@ -77,6 +77,9 @@ pub struct ArmPolicy {
     /// Decisions asked of the processes in this `witness run`, for the
     /// rate `run` and `plan` report.
     pub asked: AtomicU64,
+    /// Exchanges in a row that gave no usable answer, over every thread
+    /// (the circuit breaker's count).
+    failing: std::sync::atomic::AtomicU32,
 }
 
 impl ArmPolicy {
@@ -112,6 +115,7 @@ impl ArmPolicy {
             stopped: Mutex::new(None),
             whole: std::sync::OnceLock::new(),
             asked: AtomicU64::new(0),
+            failing: std::sync::atomic::AtomicU32::new(0),
         }
     }
 
@@ -171,6 +175,38 @@ impl ArmPolicy {
 
     pub fn stopped(&self) -> Option<String> {
         self.stopped.lock().expect("stop lock").clone()
+    }
+
+    /// Counts one exchange with the processes: `Ok` when it gave at least
+    /// one usable answer, else the reason. After `breaker` failures in a
+    /// row (over every thread) the run stops: a policy that fails every
+    /// time (a server down, a key revoked) is not asked again and again
+    /// until the run ends on fallbacks. Returns the stop's reason.
+    pub fn exchanged(&self, outcome: Result<(), &str>) -> Option<String> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let Err(why) = outcome else {
+            self.failing.store(0, Relaxed);
+            return None;
+        };
+        let n = self.failing.fetch_add(1, Relaxed) + 1;
+        if self.ext.breaker == 0 || n < self.ext.breaker {
+            return None;
+        }
+        let m = format!(
+            "arm {}: the policy gave no usable answer {n} times in a row (breaker = {}), so witness \
+             stopped asking it; the last failure: {why}. Fix the policy (its stderr is in {}), \
+             then run the same command to resume: answers had so far are kept, and decisions \
+             that fell back in the unfinished chunks are asked again",
+            self.arm,
+            self.ext.breaker,
+            self.target
+                .as_ref()
+                .unwrap_or(&self.source)
+                .join("policy-logs")
+                .display()
+        );
+        self.stop(m.clone());
+        Some(m)
     }
 
     /// Decisions asked of the processes and the decisions per second of a

@@ -53,6 +53,7 @@ mod tests {
             fallback: None,
             replay: None,
             max_batch: None,
+            breaker: None,
         };
         External::new(raw, dir.to_path_buf()).unwrap()
     }

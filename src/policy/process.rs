@@ -51,7 +51,8 @@ impl Process {
     /// per-batch timeout is not meant to refuse it.
     pub fn start(ext: &External, hello: &str, stderr: PathBuf) -> Result<Process, String> {
         let program = &ext.command[0];
-        let mut child = Command::new(program)
+        let mut command = Command::new(program);
+        command
             .args(&ext.command[1..])
             .current_dir(&ext.workdir)
             .stdin(Stdio::piped())
@@ -59,15 +60,14 @@ impl Process {
             .stderr(Stdio::piped())
             // Its own process group, so a Ctrl-C meant for witness does not
             // kill it mid-answer, and stopping it reaches its children.
-            .process_group(0)
-            .spawn()
-            .map_err(|e| {
-                format!(
-                    "cannot start `{}` in {}: {e}",
-                    ext.shown(),
-                    ext.workdir.display()
-                )
-            })?;
+            .process_group(0);
+        let mut child = crate::shutdown::spawn(&mut command).map_err(|e| {
+            format!(
+                "cannot start `{}` in {}: {e}",
+                ext.shown(),
+                ext.workdir.display()
+            )
+        })?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let err = child.stderr.take().expect("piped");
@@ -220,6 +220,9 @@ impl Drop for Process {
         if let Ok(None) = self.child.try_wait() {
             self.kill();
         }
+        // What it started outside its group, now re-parented to witness,
+        // goes with it.
+        crate::shutdown::ended(self.child.id());
     }
 }
 

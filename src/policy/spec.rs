@@ -23,6 +23,7 @@ pub struct RawExternal {
     pub fallback: Option<String>,
     pub replay: Option<String>,
     pub max_batch: Option<i64>,
+    pub breaker: Option<i64>,
 }
 
 /// What happens to a decision that could not be had after its retries.
@@ -53,7 +54,16 @@ pub struct External {
     pub replay: bool,
     /// The largest batch sent (the process may ask for smaller ones).
     pub max_batch: usize,
+    /// Failed exchanges in a row after which the run stops asking the
+    /// policy and stops (0: never).
+    pub breaker: u32,
 }
+
+/// Failed exchanges in a row that stop a run unless the manifest says
+/// otherwise: enough that a policy failing now and then never trips it,
+/// few enough that a dead server or a revoked key costs seconds, not a
+/// night of process restarts ending on fallbacks.
+pub const DEFAULT_BREAKER: i64 = 10;
 
 impl External {
     /// Checks the table's values; errors name the key, the value and what
@@ -91,6 +101,7 @@ impl External {
             1,
             1_000_000,
         )? as usize;
+        let breaker = int("breaker", raw.breaker, DEFAULT_BREAKER, 0, 1_000_000)? as u32;
         let timeout_s = raw.timeout_s.unwrap_or(60.0);
         if !(timeout_s.is_finite() && (0.001..=86_400.0).contains(&timeout_s)) {
             return Err(format!(
@@ -111,6 +122,7 @@ impl External {
             fallback,
             replay,
             max_batch,
+            breaker,
         })
     }
 
@@ -133,6 +145,11 @@ mod tests {
     fn defaults_and_ranges() {
         let e = raw("command = [\"python3\", \"p.py\"]").unwrap();
         assert_eq!((e.jobs, e.retries, e.max_batch), (1, 2, 1024));
+        assert_eq!(e.breaker, 10);
+        assert_eq!(raw("command = [\"x\"]\nbreaker = 0").unwrap().breaker, 0);
+        assert!(raw("command = [\"x\"]\nbreaker = -1")
+            .unwrap_err()
+            .contains("breaker = -1: out of range; allowed: 0 ..= 1000000"));
         assert_eq!(e.timeout, Duration::from_secs(60));
         assert_eq!(e.fallback, Fallback::FailRun);
         assert!(raw("command = [\"x\"]\njobs = 0")

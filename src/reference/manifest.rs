@@ -80,6 +80,7 @@ pub const SECTIONS: &[Section] = &[
             key("fallback", "string", Some("\"fail_run\""), "after the last attempt: fail the run, or take the decision point's named safe action"),
             key("replay", "string", Some("off"), "\"require\": start no process, take every answer from the record log"),
             key("max_batch", "integer", Some(MAX_BATCH), "the most decisions sent in one message"),
+            key("breaker", "integer 0 ..= 1000000", Some(BREAKER), "exchanges in a row without a usable answer after which the run stops asking the policy and stops (exit 2; rerun to resume); 0: never"),
         ],
     },
     Section {
@@ -124,6 +125,7 @@ pub const SECTIONS: &[Section] = &[
 // constants, so a new default there cannot leave the page stale.
 const CHUNK_RUNS: &str = "32";
 const MAX_BATCH: &str = "1024";
+const BREAKER: &str = "10";
 
 /// The manifest reference as Markdown.
 pub fn markdown() -> String {
@@ -204,5 +206,6 @@ mod tests {
     fn the_shown_defaults_are_the_codes() {
         assert_eq!(CHUNK_RUNS, DEFAULT_CHUNK_RUNS.to_string());
         assert_eq!(MAX_BATCH, DEFAULT_MAX_BATCH.to_string());
+        assert_eq!(BREAKER, crate::policy::spec::DEFAULT_BREAKER.to_string());
     }
 }

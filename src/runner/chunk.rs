@@ -57,6 +57,9 @@ pub(super) fn run(plan: &Plan, job: &Job, chunk: u64) -> Result<Option<Failures>
     let mut rows: Vec<Columns> = tables.iter().map(|t| Columns::new(&t.columns)).collect();
     let mut failures = Vec::new();
     let stopped = |message| Err(RunError::Policy { message });
+    if interrupted() {
+        return Ok(None);
+    }
     if let Some(why) = policies.stopped() {
         return stopped(why);
     }
@@ -77,6 +80,11 @@ pub(super) fn run(plan: &Plan, job: &Job, chunk: u64) -> Result<Option<Failures>
             policies,
             Some(&mut logs),
         );
+        // A signal may have stopped a policy mid-run: the run is cut
+        // short, not failed, and nothing of this chunk is written.
+        if interrupted() {
+            return Ok(None);
+        }
         if let Some(why) = policies.stopped() {
             // The run was cut short; answers had so far are in the log.
             return stopped(why);

@@ -23,7 +23,6 @@ pub mod tables;
 pub mod verify;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use assemble::remove_parts;
 pub use assemble::{failures_in, merge};
@@ -199,12 +198,11 @@ pub enum Progress {
     Waiting(u64),
 }
 
-/// Set by the CLI's Ctrl-C handler: no new chunk starts, chunks in flight
-/// are abandoned at their next run, and what is saved stays saved.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
+/// Whether a signal asked the run to stop (`crate::shutdown`): no new
+/// chunk starts, chunks in flight are abandoned at their next run, and
+/// what is saved stays saved.
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
+    crate::shutdown::requested()
 }
 
 #[derive(Debug, Default)]

@@ -99,6 +99,11 @@ impl Client<'_> {
                         arm.stop(e.clone());
                         return Err(self.fail(&pending[group[0]].key, e));
                     }
+                    // Witness stopped the process itself: no attempt was
+                    // made, so none is counted or logged; a rerun asks again.
+                    Err(BatchError::Failed { message, .. }) if crate::shutdown::requested() => {
+                        return Err(self.fail(&pending[group[0]].key, message));
+                    }
                     Err(BatchError::Failed {
                         message: e,
                         timed_out,
@@ -147,6 +152,21 @@ impl Client<'_> {
                             p.given_up |= !e.retryable;
                         }
                     }
+                }
+                // The breaker counts exchanges: one that gave any usable
+                // answer resets it.
+                let usable = group
+                    .iter()
+                    .any(|&i| matches!(pending[i].done, Some((Outcome::Answer, _))));
+                let why = match usable {
+                    true => Ok(()),
+                    false => Err(group
+                        .iter()
+                        .find_map(|&i| pending[i].errors.last())
+                        .map_or("no answer", String::as_str)),
+                };
+                if let Some(m) = arm.exchanged(why) {
+                    return Err(self.fail(&pending[group[0]].key, m));
                 }
                 for &i in group {
                     let p = &mut pending[i];

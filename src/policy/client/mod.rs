@@ -34,6 +34,10 @@ pub struct Client<'a> {
     pub usage: PolicyUsage,
     /// Rows of `policy_calls`, when the manifest asks for them.
     pub calls: Option<Vec<CallRow>>,
+    /// A decision of this run that had fallen back was asked again: what
+    /// the log holds for its later rounds grew from the fallback, so a
+    /// request that no longer matches is asked anew, not an error.
+    reasked: bool,
 }
 
 /// A decision being asked: its place among the asks, the request, and
@@ -50,6 +54,21 @@ struct Pending {
     done: Option<(Outcome, Option<Json>)>,
 }
 
+impl Pending {
+    fn new(at: usize, key: &str, sha: String) -> Pending {
+        Pending {
+            at,
+            key: key.to_string(),
+            sha,
+            errors: Vec::new(),
+            usage: Usage::default(),
+            attempts: 0,
+            given_up: false,
+            done: None,
+        }
+    }
+}
+
 impl<'a> Client<'a> {
     pub fn new(arm: &'a ArmPolicy, log: &'a mut ChunkArm, run_key: String, params: Json) -> Self {
         Client {
@@ -64,6 +83,7 @@ impl<'a> Client<'a> {
                 ..PolicyUsage::default()
             },
             calls: None,
+            reasked: false,
         }
     }
 
@@ -102,7 +122,23 @@ impl Decider for Client<'_> {
             };
             let sha = protocol::request_sha256(&item, &identity);
             match self.log.log.entries.get(&keys[at]) {
-                Some(e) if e.request_sha256 == sha => entries[at] = Some(e.clone()),
+                // A decision that fell back (or failed its run) in a chunk
+                // that was never saved is asked again when the chunk is
+                // run again: the policy may answer now (a server back up).
+                // A saved chunk's outcomes are final; replay reads them.
+                Some(e)
+                    if e.request_sha256 == sha
+                        && (e.outcome == Outcome::Answer || arm.mode != Mode::Live) =>
+                {
+                    entries[at] = Some(e.clone())
+                }
+                Some(e) if e.request_sha256 == sha => {
+                    self.reasked = true;
+                    pending.push(Pending::new(at, &keys[at], sha))
+                }
+                Some(_) if self.reasked && arm.mode == Mode::Live => {
+                    pending.push(Pending::new(at, &keys[at], sha))
+                }
                 Some(e) => {
                     let why = changed_request(e, &texts[at], a.allowed);
                     let message = format!("the request no longer matches the logged one: {why}");
@@ -124,16 +160,7 @@ impl Decider for Client<'_> {
                         self.fail(&keys[at], "no answer in the record log for this key".into())
                     )
                 }
-                None => pending.push(Pending {
-                    at,
-                    key: keys[at].clone(),
-                    sha,
-                    errors: Vec::new(),
-                    usage: Usage::default(),
-                    attempts: 0,
-                    given_up: false,
-                    done: None,
-                }),
+                None => pending.push(Pending::new(at, &keys[at], sha)),
             }
         }
         if !pending.is_empty() {
