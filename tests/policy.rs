@@ -811,3 +811,29 @@ fn a_policy_failing_again_and_again_trips_the_breaker_and_the_rerun_asks_its_fal
         assert_eq!(r["fallbacks"], "0", "{r:?}");
     }
 }
+
+#[test]
+fn a_helper_that_left_its_policys_process_group_is_stopped_with_the_policy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "m.toml", &sized("helper_setsid", "", "[1]", 3));
+    let pids = tmp.path().join("pids");
+    let o = witness()
+        .args(["run", "-q"])
+        .arg(&m)
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .env("WITNESS_TEST_PIDS", &pids)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let helpers: Vec<u32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert!(!helpers.is_empty());
+    std::thread::sleep(Duration::from_millis(500));
+    let left: Vec<u32> = helpers.into_iter().filter(|&p| alive(p)).collect();
+    assert!(left.is_empty(), "helpers outlived the run: {left:?}");
+}
