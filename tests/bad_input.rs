@@ -273,6 +273,21 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             vec![":7:", "seed", "already set"],
         ),
         (
+            "listed points 0.0 and -0.0 (issue #47)",
+            format!("{HEAD}[design]\nkind = \"list\"\npoints = [{{ gain = 0.0 }}, {{ gain = -0.0 }}]\n"),
+            vec![":6:", "point 2 repeats point 1", "list each point once"],
+        ),
+        (
+            "grid values 0.0 and -0.0 (issue #47)",
+            format!("{HEAD}[grid]\ngain = [0.0, -0.0]\n"),
+            vec![":5:", "gain = [0.0, -0.0]", "the values 0.0 and -0.0 are the same setting", "list each value once"],
+        ),
+        (
+            "a name too long for a folder (issue #47)",
+            format!("[experiment]\nname = \"{}\"\nmodel = \"witness\"\n", "x".repeat(300)),
+            vec![":2:", "300 characters, too long for a folder name", "at most 255"],
+        ),
+        (
             "hive: too many members",
             "[experiment]\nname = \"small\"\nmodel = \"hive\"\n[fixed]\nagents = 9\n".to_string(),
             vec![":5:", "`agents` = 9", "out of range", "2 ..= 8"],
@@ -466,4 +481,233 @@ fn a_folder_of_the_users_files_is_not_run_into() {
     std::fs::remove_file(out.join("runs.parquet")).unwrap();
     run_ok(&m, &out);
     assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"mine");
+}
+
+/// Issue #47: a points file whose header is not one name per column, or
+/// that is a folder, is named as such; and -0.0 repeats 0.0 there as in
+/// `points`.
+#[test]
+fn points_files_are_refused_for_what_is_wrong_with_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = write_manifest(tmp.path(), "good.toml", SMALL);
+    let out = tmp.path().join("results");
+    run_ok(&good, &out);
+    let before = snapshot(&out);
+    std::fs::create_dir(tmp.path().join("design")).unwrap();
+    // (what, the points file's text, `file =`, pieces of the message)
+    let cases: [(&str, &str, &str, &[&str]); 6] = [
+        (
+            "a column twice",
+            "gain,gain\n1.0,2.0\n",
+            "points.csv",
+            &["points.csv: column `gain` appears twice in the header (columns 1 and 2); keep one"],
+        ),
+        (
+            "a trailing comma",
+            "gain,communication,\n1.0,0.5,\n",
+            "points.csv",
+            &[
+                "points.csv: column 3 of the header has no name: the header ends with a comma",
+                "remove the trailing comma",
+            ],
+        ),
+        (
+            "an empty column inside",
+            "gain,,communication\n1.0,2,0.5\n",
+            "points.csv",
+            &["column 2 of the header has no name; name it after the parameter it sets"],
+        ),
+        (
+            "zero and minus zero",
+            "gain\n0.0\n-0.0\n",
+            "points.csv",
+            &["points.csv: point 2 (line 3) repeats point 1 (line 2)"],
+        ),
+        (
+            "the manifest's folder",
+            "",
+            ".",
+            &[
+                "file = \".\": a folder, not a file",
+                "e.g. file = \"points.csv\"",
+            ],
+        ),
+        (
+            "a folder inside it",
+            "",
+            "design",
+            &[
+                "file = \"design\": a folder, not a file",
+                "e.g. file = \"design/points.csv\"",
+            ],
+        ),
+    ];
+    for (what, points, file, needles) in cases {
+        std::fs::write(tmp.path().join("points.csv"), points).unwrap();
+        let m = write_manifest(
+            tmp.path(),
+            "bad.toml",
+            &format!("{HEAD}[design]\nkind = \"list\"\nfile = \"{file}\"\n"),
+        );
+        for verb in [
+            &["run", "-q", "--out", out.to_str().unwrap()][..],
+            &["plan"][..],
+        ] {
+            let assert = witness().args(verb).arg(&m).assert().code(2);
+            let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+            assert!(err.contains("bad.toml:6:"), "{what}: {err}");
+            for n in needles {
+                assert!(err.contains(n), "{what}: expected {n:?} in: {err}");
+            }
+            assert!(
+                !err.contains("already set elsewhere") && !err.contains("unknown parameter"),
+                "{what}: {err}"
+            );
+        }
+        assert!(
+            snapshot(&out) == before,
+            "{what}: the results folder was touched"
+        );
+    }
+}
+
+/// Issue #47: `run` without --out names its folder after the experiment;
+/// a name no file system takes is refused by `plan` too, with the same
+/// message, and `run` creates nothing.
+#[test]
+fn a_name_too_long_for_a_folder_is_refused_alike_by_plan_and_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = SMALL.replace(
+        "name = \"small\"",
+        &format!("name = \"{}\"", "x".repeat(300)),
+    );
+    write_manifest(tmp.path(), "long.toml", &text);
+    let refused = |verb: &[&str]| {
+        let a = witness()
+            .current_dir(tmp.path())
+            .args(verb)
+            .arg("long.toml")
+            .assert()
+            .code(2);
+        String::from_utf8_lossy(&a.get_output().stderr).to_string()
+    };
+    let plan = refused(&["plan"]);
+    let run = refused(&["run", "-q"]);
+    assert!(
+        plan.starts_with("error: long.toml:3:8: [experiment] name = \"xxx")
+            && plan.contains(
+                "300 characters, too long for a folder name (results/<name>); allowed: at most 255"
+            ),
+        "{plan}"
+    );
+    assert_eq!(run, plan);
+    assert!(!tmp.path().join("results").exists(), "run made a folder");
+    // The longest allowed name runs.
+    let fits = write_manifest(
+        tmp.path(),
+        "fits.toml",
+        &SMALL.replace(
+            "name = \"small\"",
+            &format!("name = \"{}\"", "x".repeat(255)),
+        ),
+    );
+    witness()
+        .current_dir(tmp.path())
+        .args(["run", "-q"])
+        .arg(&fits)
+        .assert()
+        .success();
+}
+
+/// Issue #47: a negative shard number reaches witness's own check of
+/// K/N, not clap's "unexpected argument".
+#[test]
+fn a_negative_shard_gets_the_shard_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "small.toml", SMALL);
+    let out = tmp.path().join("out");
+    for (args, says) in [
+        (
+            &["--shard", "-1/2"][..],
+            "--shard -1/2: `-1` is not a whole number",
+        ),
+        (
+            &["--shard=-1/2"][..],
+            "--shard -1/2: `-1` is not a whole number",
+        ),
+        (
+            &["--shard", "1/-2"][..],
+            "--shard 1/-2: `-2` is not a whole number",
+        ),
+    ] {
+        witness()
+            .args(["run", "-q", "--out"])
+            .arg(&out)
+            .args(args)
+            .arg(&m)
+            .assert()
+            .code(2)
+            .stderr(
+                predicates::str::contains(says)
+                    .and(predicates::str::contains("unexpected argument").not()),
+            );
+    }
+    assert!(!out.exists(), "nothing was run");
+}
+
+/// Issue #47: `design` refuses, before writing a point, a manifest that
+/// `plan` refuses as over --max-runs, and takes the same flag.
+#[test]
+fn design_refuses_what_plan_refuses_as_too_many_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let big = write_manifest(
+        tmp.path(),
+        "big.toml",
+        &format!(
+            "{HEAD}[grid]\nseed = [1, 2]\n[design]\nkind = \"lhs\"\nsamples = 6000000\n\
+             [design.factors]\ngain = {{ from = 1.0, to = 9.0 }}\n"
+        ),
+    );
+    let csv = tmp.path().join("points.csv");
+    let says = "the grid has 12000000 runs, over the limit of 10000000; pass --max-runs 12000000";
+    witness()
+        .arg("plan")
+        .arg(&big)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(says));
+    witness()
+        .arg("design")
+        .arg(&big)
+        .arg("--out")
+        .arg(&csv)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicates::str::contains(says));
+    assert!(!csv.exists(), "design wrote its CSV");
+    // A small design under a lower limit: refused, then let through.
+    let small = write_manifest(
+        tmp.path(),
+        "small.toml",
+        &format!(
+            "{HEAD}[grid]\nseed = [1, 2, 3]\n[design]\nkind = \"list\"\n\
+             points = [{{ gain = 1.0 }}, {{ gain = 2.0 }}]\n"
+        ),
+    );
+    witness()
+        .args(["design", "--max-runs", "5"])
+        .arg(&small)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicates::str::contains(
+            "6 runs, over the limit of 5; pass --max-runs 6",
+        ));
+    witness()
+        .args(["design", "--max-runs", "6"])
+        .arg(&small)
+        .assert()
+        .success()
+        .stdout("design_point,gain\n0,1.0\n1,2.0\n");
 }

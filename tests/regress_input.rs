@@ -370,3 +370,46 @@ fn summary_refuses_metrics_that_are_not_numbers() {
         .stderr(contains("--metrics arm: not a numeric summary column"));
     assert!(!out.join("summary.csv").exists());
 }
+
+/// Issue #47: a table whose header names a column twice is refused, naming
+/// the file and the column, and nothing is written; before, the first
+/// copy was read and the second ignored.
+#[test]
+fn a_header_naming_a_column_twice_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = example(tmp.path());
+    let actors = dir.join("actors.csv");
+    let text = std::fs::read_to_string(&actors).unwrap();
+    let doubled: String = text
+        .lines()
+        .map(|l| format!("{l},{}\n", l.split(',').next().unwrap()))
+        .collect();
+    std::fs::write(&actors, doubled).unwrap();
+    let out = tmp.path().join("out");
+    score(&dir, &out).code(2).stderr(contains(format!(
+        "{}: column `id` appears twice in the header (columns 1 and 6); keep one",
+        actors.display()
+    )));
+    assert!(!out.exists(), "scores were written");
+}
+
+/// Issue #47: `simulate --set` of one parameter twice is refused, naming
+/// both, instead of keeping the last.
+#[test]
+fn simulate_refuses_a_parameter_set_twice() {
+    witness()
+        .args([
+            "simulate",
+            "--set",
+            "population=50",
+            "--set",
+            "population=60",
+        ])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains(
+            "parameter `population` = 60: set twice (first by --set population=50); \
+             allowed: one --set population per run; keep the one you mean",
+        ));
+}

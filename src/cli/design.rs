@@ -19,6 +19,10 @@ pub struct DesignArgs {
     /// manifest).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Refuse manifests with more runs than this, as `plan` and `run` do
+    /// (the points are checked before any is written).
+    #[arg(long, default_value_t = super::DEFAULT_MAX_RUNS)]
+    pub max_runs: u64,
 }
 
 pub fn design(a: &DesignArgs, registry: &Registry) -> Result<u8> {
@@ -27,16 +31,21 @@ pub fn design(a: &DesignArgs, registry: &Registry) -> Result<u8> {
     if let Some(out) = &a.out {
         refuse_overwriting(out, &a.manifest, &m)?;
     }
-    let d = m.design.as_ref().ok_or_else(|| {
-        Error::Usage(format!(
+    let Some(d) = &m.design else {
+        return Err(Error::Usage(format!(
             "{file}: no [design] table (the manifest runs the full grid); add [design] kind = \"lhs\", \"sobol\", \"morris\" or \"list\""
-        ))
-    })?;
+        )));
+    };
     if a.unit && d.unit.is_empty() {
         return Err(Error::Usage(format!(
             "{file}: --unit: a listed design has no unit-cube points; drop --unit"
         )));
     }
+    // A manifest `plan` and `run` refuse as too large is refused here too,
+    // before millions of points are written.
+    let plan = crate::grid::Plan::new(m)?;
+    plan.check_size(a.max_runs)?;
+    let d = plan.manifest.design.as_ref().expect("checked above");
     let mut w = csv::Writer::from_writer(Vec::new());
     let csv_err = |e: csv::Error| Error::Usage(format!("{file}: the design as CSV: {e}"));
     let mut header = vec!["design_point".to_string()];

@@ -100,6 +100,9 @@ pub enum Command {
     /// or with --unit its place in the unit cube).
     Design(design::DesignArgs),
     /// Run every run of a manifest into a results folder (resumes if interrupted).
+    // `--shard -1/2` reaches witness's own check of K/N, which says what is
+    // allowed, instead of clap's "unexpected argument '-1'".
+    #[command(mut_arg("shard", |a| a.allow_hyphen_values(true)))]
     Run(RunArgs),
     /// Check a results folder: manifest hash, run keys, identities re-derived
     /// from stored detail tables, and a replay of a sample of runs (or all).

@@ -1,9 +1,14 @@
 //! `--set key=value` overrides: the value is TOML (`true`, `[10, 20]`,
 //! `"hub"`), and a bare word is taken as a string so `graph=hub` works.
 
-use crate::params::{lookup, parse_word as parse_value, Kind, ParamError, ParamSpec, Resolved};
+use crate::params::{
+    lookup, parse_word as parse_value, Kind, ParamError, ParamId, ParamSpec, Resolved,
+};
 
 pub fn apply(specs: &[ParamSpec], p: &mut Resolved, sets: &[String]) -> Result<(), ParamError> {
+    // Each parameter's `--set` so far: a second one is refused, not left
+    // to silently replace the first.
+    let mut given: Vec<(ParamId, &str)> = Vec::new();
     for s in sets {
         let (k, v) = s.split_once('=').ok_or_else(|| {
             ParamError::new(
@@ -16,6 +21,15 @@ pub fn apply(specs: &[ParamSpec], p: &mut Resolved, sets: &[String]) -> Result<(
         let id = lookup(specs, k.trim())?;
         let spec = id.spec(specs);
         let word = v.trim();
+        if let Some((_, first)) = given.iter().find(|(g, _)| *g == id) {
+            return Err(ParamError::new(
+                spec.name,
+                word,
+                &format!("set twice (first by --set {first})"),
+                format!("one --set {} per run; keep the one you mean", spec.name),
+            ));
+        }
+        given.push((id, s));
         // An integer too large for TOML's 64 bits is no TOML value, so it
         // would become the bare word "18446744073709551615" and be called
         // text; for a number it is out of range, and says so.
@@ -68,5 +82,17 @@ mod tests {
         let err = set("population=\"300\"", &mut p).unwrap_err();
         assert!(err.problem.contains("wrong type (string)"), "{err}");
         set("population=300", &mut p).unwrap();
+    }
+
+    #[test]
+    fn a_parameter_set_twice_is_refused_naming_both() {
+        let specs = crate::cascade::config::PARAMS;
+        let mut p = Resolved::defaults(specs);
+        let sets = ["population=50".to_string(), " population = 60".to_string()];
+        let err = apply(specs, &mut p, &sets).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "parameter `population` = 60: set twice (first by --set population=50); allowed: one --set population per run; keep the one you mean"
+        );
     }
 }

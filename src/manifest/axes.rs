@@ -64,19 +64,24 @@ pub(super) fn axis_values(
                 .map_err(|e| cx.param_err(v.span(), label, e))
         })
         .collect::<Result<_, _>>()?;
-    // Equal values after coercion (9 and 9.0) would only repeat runs; a
-    // range has none.
-    let mut seen = std::collections::HashSet::new();
+    // Equal values after coercion (9 and 9.0, -0.0 and 0.0) would only
+    // repeat runs; a range has none.
+    let mut seen = std::collections::HashMap::new();
     let listed = matches!(v.get_ref(), toml::Value::Array(_));
-    if let Some(twice) = values
+    if let Some((first, twice)) = values
         .iter()
         .filter(|_| listed)
-        .find(|x| !seen.insert(format!("{x:?}")))
+        .find_map(|x| seen.insert(x.setting_key(), x).map(|first| (first, x)))
     {
+        let what = if first.to_string() == twice.to_string() {
+            format!("the value {twice} is listed more than once")
+        } else {
+            format!("the values {first} and {twice} are the same setting")
+        };
         return Err(cx.err(
             v.span(),
             format!(
-                "[{label}] {key} = {}: the value {twice} is listed more than once; list each value once",
+                "[{label}] {key} = {}: {what}; list each value once",
                 show(v.get_ref())
             ),
         ));

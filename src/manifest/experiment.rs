@@ -9,6 +9,10 @@ use super::raw::RawExperiment;
 use super::{Ctx, ManifestError};
 use crate::model::{DynModel, Registry};
 
+/// The longest experiment name: it names the results folder, and most
+/// file systems allow 255 bytes in one name (the name is ASCII).
+const MAX_NAME: usize = 255;
+
 /// Runs per chunk when the manifest does not say.
 pub const DEFAULT_CHUNK_RUNS: usize = 32;
 
@@ -66,6 +70,16 @@ pub(super) fn header(
             format!(
                 "[experiment] name = {:?}: not usable as a folder name; allowed: letters, digits, '-', '_', '.'",
                 name.get_ref()
+            ),
+        ));
+    }
+    if folder.len() > MAX_NAME {
+        return Err(cx.err(
+            name.span(),
+            format!(
+                "[experiment] name = {:?}: {} characters, too long for a folder name (results/<name>); allowed: at most {MAX_NAME}",
+                name.get_ref(),
+                folder.len()
             ),
         ));
     }

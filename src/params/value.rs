@@ -114,6 +114,16 @@ impl Value {
             _ => self == other,
         }
     }
+
+    /// A key that two values of one parameter share exactly when they are
+    /// the same setting, for finding repeats by hashing: -0.0 is 0.0, as
+    /// `==` has it, though `Debug` tells them apart.
+    pub fn setting_key(&self) -> String {
+        match self {
+            Value::Float(x) if *x == 0.0 => format!("{:?}", Value::Float(0.0)),
+            other => format!("{other:?}"),
+        }
+    }
 }
 
 impl From<bool> for Value {
@@ -239,5 +249,12 @@ mod tests {
             v.push_display(&mut out);
             prop_assert_eq!(out, format!("k={v}"));
         }
+    }
+
+    #[test]
+    fn minus_zero_is_the_setting_zero() {
+        let (zero, minus) = (Value::Float(0.0), Value::Float(-0.0));
+        assert_eq!(minus.setting_key(), zero.setting_key());
+        assert_ne!(Value::Float(1.0).setting_key(), zero.setting_key());
     }
 }

@@ -185,6 +185,25 @@ impl<'a> Cells<'a> {
 }
 
 impl RawTable {
+    /// Refuses a header that names a column twice, which would otherwise
+    /// be read from its first copy and the second ignored.
+    pub fn unique_columns(&self) -> Result<(), InputError> {
+        for (k, c) in self.columns.iter().enumerate() {
+            if let Some(j) = self.columns[..k].iter().position(|x| x == c) {
+                return Err(InputError {
+                    file: self.file.clone(),
+                    place: String::new(),
+                    problem: format!(
+                        "column `{c}` appears twice in the header (columns {} and {}); keep one",
+                        j + 1,
+                        k + 1
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The table's layout, after checking the header has exactly `wanted`
     /// (in any order).
     pub fn layout(&self, wanted: &'static [&'static str]) -> Result<Layout<'_>, InputError> {
@@ -193,6 +212,7 @@ impl RawTable {
             place: String::new(),
             problem,
         };
+        self.unique_columns()?;
         for c in &self.columns {
             if !wanted.contains(&c.as_str()) {
                 return Err(whole(format!(
@@ -285,5 +305,19 @@ mod tests {
         assert!(missing
             .layout(CLAIMS)
             .is_err_and(|e| e.problem.starts_with("missing column `author`")));
+    }
+
+    #[test]
+    fn a_column_named_twice_is_refused_not_read_from_its_first() {
+        let t = RawTable {
+            file: "claims.csv".into(),
+            columns: vec!["id".into(), "author".into(), "id".into()],
+            rows: vec![vec!["c1".into(), "a".into(), "c2".into()]],
+        };
+        let e = t.layout(CLAIMS).err().expect("a header with `id` twice");
+        assert_eq!(
+            e.to_string(),
+            "claims.csv: column `id` appears twice in the header (columns 1 and 3); keep one"
+        );
     }
 }

@@ -117,6 +117,7 @@ pub fn previous(
             ))
         })
     };
+    t.unique_columns()?;
     let (a, r) = (col("actor")?, col("reputation")?);
     let mut out = HashMap::new();
     for (i, row) in t.rows.iter().enumerate() {

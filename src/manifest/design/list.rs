@@ -6,7 +6,7 @@ use toml::Spanned;
 use super::{RawDesign, RawPoints, Source};
 use crate::design::Design;
 use crate::manifest::{claim, Ctx, ManifestError};
-use crate::params::{parse_word, ParamId, ParamSpec};
+use crate::params::{parse_word, ParamId, ParamSpec, Value};
 
 /// `kind = "list"`: `points = [{ ... }, ...]` or `file = "points.csv"`.
 pub(super) fn list(
@@ -104,9 +104,10 @@ fn points(
             })?;
             point.push(v);
         }
-        // A repeated point would run the same settings and seeds twice,
-        // under the same run keys.
-        if let Some(&was) = seen.get(&format!("{point:?}")) {
+        // A repeated point would run the same settings and seeds twice
+        // (under other run keys, if only a zero's sign differs).
+        let key: Vec<String> = point.iter().map(Value::setting_key).collect();
+        if let Some(&was) = seen.get(&key) {
             return Err(cx.err(
                 span.clone(),
                 format!(
@@ -118,7 +119,7 @@ fn points(
                 ),
             ));
         }
-        seen.insert(format!("{point:?}"), n);
+        seen.insert(key, n);
         out.push(point);
     }
     Ok(Design::list(params, out))
@@ -168,12 +169,23 @@ fn csv_points(cx: &Ctx, f: &Spanned<String>) -> Result<(RawPoints, Source), Mani
             _ => None,
         })
         .collect();
-    let Some(parts) = parts.filter(|p| !p.is_empty() && rel.is_relative()) else {
+    let Some(parts) = parts.filter(|p| (!p.is_empty() || !written.is_empty()) && rel.is_relative())
+    else {
         return Err(cx.err(
             f.span(),
             format!("[design] file = {written:?}: give a path inside the manifest's folder (relative, no `..`), so the results folder can keep a copy"),
         ));
     };
+    // "." and "sub/" are inside, but no file to read.
+    if parts.is_empty() || cx.folder.join(rel).is_dir() {
+        let example = parts.iter().map(|p| format!("{p}/")).collect::<String>();
+        return Err(cx.err(
+            f.span(),
+            format!(
+                "[design] file = {written:?}: a folder, not a file; give the CSV file of points, e.g. file = \"{example}points.csv\""
+            ),
+        ));
+    }
     if let Some(why) = reserved(&parts) {
         return Err(cx.err(
             f.span(),
@@ -200,6 +212,8 @@ fn csv_points(cx: &Ctx, f: &Spanned<String>) -> Result<(RawPoints, Source), Mani
         .iter()
         .map(str::to_string)
         .collect();
+    header_names(&header)
+        .map_err(|why| cx.err(f.span(), format!("[design] {}: {why}", path.display())))?;
     let mut rows = Vec::new();
     for (n, record) in reader.records().enumerate() {
         let record = record.map_err(|e| {
@@ -217,4 +231,55 @@ fn csv_points(cx: &Ctx, f: &Spanned<String>) -> Result<(RawPoints, Source), Mani
         );
     }
     Ok((rows, Source { name, bytes }))
+}
+
+/// Why a points file's header is not one name per column, if it is not:
+/// a column without a name (a trailing comma makes one) or a name twice.
+fn header_names(header: &[String]) -> Result<(), String> {
+    for (k, name) in header.iter().enumerate() {
+        if name.is_empty() {
+            let fix = if k + 1 == header.len() && k > 0 {
+                ": the header ends with a comma; remove the trailing comma (and from every line that has one)"
+            } else {
+                "; name it after the parameter it sets, or remove the column"
+            };
+            return Err(format!("column {} of the header has no name{fix}", k + 1));
+        }
+        if let Some(j) = header[..k].iter().position(|h| h == name) {
+            return Err(format!(
+                "column `{name}` appears twice in the header (columns {} and {}); keep one",
+                j + 1,
+                k + 1
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header_names;
+
+    fn check(header: &[&str]) -> Result<(), String> {
+        header_names(&header.iter().map(|h| h.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn a_header_names_each_column_once() {
+        assert_eq!(check(&["gain", "communication"]), Ok(()));
+        assert_eq!(
+            check(&["gain", "communication", "gain"]),
+            Err("column `gain` appears twice in the header (columns 1 and 3); keep one".into())
+        );
+        let trailing = check(&["gain", ""]).unwrap_err();
+        assert!(
+            trailing.starts_with("column 2 of the header has no name: the header ends with a comma; remove the trailing comma"),
+            "{trailing}"
+        );
+        let inside = check(&["", "gain"]).unwrap_err();
+        assert!(
+            inside.starts_with("column 1 of the header has no name; name it"),
+            "{inside}"
+        );
+    }
 }
