@@ -3,8 +3,14 @@
 //! `prober` would): a whole experiment runs through it and equals the
 //! built-in arm; usage columns carry the server's token counts; a reply
 //! without JSON is a `parse` error and an HTTP 429 a `rate_limit`, both
-//! retried; HTTP 500s fall back after the retries; and the experiment
-//! verifies offline from its record log once the server is gone.
+//! retried; HTTP 500s fall back after the retries (the run then exits 1,
+//! its arm having fallen back entirely); and the experiment
+//! verifies offline from its record log once the server is gone. Real
+//! providers' reply shapes and faults (issue #47): content as a list of
+//! parts, refusals in either shape, a body cut off or not JSON, NaN or
+//! Infinity in the model's answer, and replies that made the JSON search
+//! quadratic are each one decision's error (or answer), never a crash of the
+//! adapter or a line that is not JSON.
 
 mod common;
 
@@ -160,14 +166,21 @@ fn bad_replies_and_rate_limits_are_retried_and_server_errors_fall_back() {
         );
     }
     let server = Server::start("error500", tmp.path());
+    // No circuit breaker, so that every decision is asked and falls back;
+    // an arm that fell back entirely makes the run exit 1, its rows kept.
     let m = manifest(
         tmp.path(),
         server.port,
-        ", retries = 1, fallback = \"pass\"",
+        ", retries = 1, fallback = \"pass\", breaker = 0",
     );
     let out = tmp.path().join("error500");
     let o = run(&m, &out);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("arm llm: all ") && err.contains("fell back"),
+        "{err}"
+    );
     for r in llm_runs(&out) {
         assert_eq!(
             n(&r, "fallbacks"),
@@ -205,3 +218,273 @@ fn a_missing_key_stops_the_run_before_anything_is_asked() {
         "{err}"
     );
 }
+
+/// The adapter's stderr (every process of every arm) holds no Python
+/// traceback: what went wrong was reported as an error item, not a crash.
+fn assert_no_traceback(out: &Path) {
+    for e in std::fs::read_dir(out.join("policy-logs"))
+        .unwrap()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        assert!(
+            !text.contains("Traceback"),
+            "{}: the adapter crashed:\n{text}",
+            e.path().display()
+        );
+    }
+}
+
+/// The experiment's policy_calls rows of the LLM arm.
+fn llm_calls(out: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    by_arm(out, "policy_calls").remove("llm").unwrap()
+}
+
+/// Runs `mode` and asks that its first replies were errors of `reported`
+/// (`"<kind>: <message start>"`), retried to the same rows as the built-in
+/// arm, with no fallback, no crash and no broken batch.
+fn retried_to_the_same_rows(
+    mode: &str,
+    reported: &[&str],
+) -> Vec<std::collections::BTreeMap<String, String>> {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(mode, tmp.path());
+    let m = manifest(tmp.path(), server.port, "");
+    let out = tmp.path().join(mode);
+    let o = run(&m, &out);
+    assert!(
+        o.status.success(),
+        "{mode}: {} {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_no_traceback(&out);
+    assert_same_rows(&out, "runs", "prober", "llm");
+    assert_same_rows(&out, "trajectories", "prober", "llm");
+    let runs = llm_runs(&out);
+    assert!(
+        runs.iter().all(|r| n(r, "fallbacks") == 0),
+        "{mode}: no fallbacks"
+    );
+    assert!(
+        runs.iter().map(|r| n(r, "policy_errors")).sum::<u64>() > 0,
+        "{mode}: the first replies were errors"
+    );
+    let calls = llm_calls(&out);
+    for c in &calls {
+        // At most one error a decision, and that the adapter's report on
+        // it, not a batch that broke (a crash, a line that is not JSON, a
+        // timeout).
+        assert!(c["errors"] == "0" || c["errors"] == "1", "{mode}: {c:?}");
+        if c["errors"] == "1" {
+            assert!(
+                c["last_error"].contains(": the policy reported "),
+                "{mode}: {c:?}"
+            );
+        }
+    }
+    for want in reported {
+        assert!(
+            calls.iter().any(|c| c["attempts"] == "2"
+                && c["last_error"].contains(&format!("the policy reported {want}"))),
+            "{mode}: no call retried after `{want}`: {:?}",
+            calls.iter().find(|c| c["attempts"] != "1")
+        );
+    }
+    calls
+}
+
+#[test]
+fn content_given_as_a_list_of_parts_is_read_and_reasoning_parts_are_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start("parts", tmp.path());
+    let m = manifest(tmp.path(), server.port, "");
+    let out = tmp.path().join("out");
+    let o = run(&m, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_traceback(&out);
+    // The text parts, joined, hold the answer; the reasoning part's "pass"
+    // was not taken for it: every answer is the built-in arm's, first time.
+    assert_eq!(assert_same(&out, "runs", "prober", "llm"), 4);
+    assert_same(&out, "trajectories", "prober", "llm");
+    for r in llm_runs(&out) {
+        let d = n(&r, "decisions");
+        assert_eq!(
+            (n(&r, "input_tokens"), n(&r, "output_tokens")),
+            (100 * d, 7 * d)
+        );
+    }
+}
+
+#[test]
+fn refusals_as_a_field_or_as_a_part_are_refusals_and_not_retried() {
+    // By turns the server refuses with `content: null` and `refusal`,
+    // refuses with a refusal part in a content list, and answers.
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start("refusal", tmp.path());
+    let m = manifest(
+        tmp.path(),
+        server.port,
+        ", retries = 2, fallback = \"pass\", breaker = 0",
+    );
+    let out = tmp.path().join("out");
+    let o = run(&m, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_traceback(&out);
+    let runs = llm_runs(&out);
+    for r in &runs {
+        // A refusal is one failed attempt and not retried: it falls back.
+        assert_eq!(n(r, "fallbacks"), n(r, "policy_errors"), "{r:?}");
+    }
+    let fell_back: u64 = runs.iter().map(|r| n(r, "fallbacks")).sum();
+    let decisions: u64 = runs.iter().map(|r| n(r, "decisions")).sum();
+    assert!(
+        0 < fell_back && fell_back < decisions,
+        "{fell_back} of {decisions}"
+    );
+    let calls = llm_calls(&out);
+    for c in &calls {
+        assert_eq!(c["attempts"], "1", "{c:?}");
+        if c["outcome"] == "fallback" {
+            assert!(
+                c["last_error"].contains("the policy reported refusal: I can't help with that."),
+                "{c:?}"
+            );
+        } else {
+            assert_eq!(c["outcome"], "answer", "{c:?}");
+        }
+    }
+}
+
+#[test]
+fn a_reply_cut_off_or_not_json_is_a_retryable_provider_error() {
+    let calls = retried_to_the_same_rows("truncated", &["provider"]);
+    // Both faults were served and reported as such.
+    for said in [
+        "was cut off or garbled: IncompleteRead",
+        "reply is not JSON",
+    ] {
+        assert!(
+            calls.iter().any(|c| c["last_error"].contains(said)),
+            "no call's last error says {said:?}"
+        );
+    }
+}
+
+#[test]
+fn nan_or_infinity_in_the_answer_is_the_models_parse_error_never_sent_on() {
+    let calls = retried_to_the_same_rows("nonfinite", &["parse: the model's answer has"]);
+    for token in ["has NaN,", "has Infinity,", "has -Infinity,", "has 1e999,"] {
+        assert!(
+            calls.iter().any(|c| c["last_error"].contains(token)),
+            "no call's last error says {token:?}"
+        );
+    }
+}
+
+#[test]
+fn replies_of_200000_braces_are_parse_errors_answered_within_the_timeout() {
+    // Each first reply is 200,000 "{", 40,000 nested '{"a":' or 33,333
+    // '{"a":"{': no JSON object, found out in linear time (a quadratic
+    // search, or a recursion error, broke the batch or ran past timeout_s).
+    retried_to_the_same_rows("braces", &["parse: no JSON object in the reply"]);
+}
+
+/// The JSON search itself, in Python: it finds what json's own
+/// `raw_decode` from the leftmost possible "{" finds (on random texts made
+/// of JSON's pieces), refuses NaN and Infinity, reads each content shape,
+/// and gets through pathological texts.
+#[test]
+fn the_json_search_agrees_with_json_and_reads_every_content_shape() {
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(SEARCH_CHECK)
+        .arg(format!("{ROOT}/policies/llm_chat.py"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ok 20000"));
+}
+
+const SEARCH_CHECK: &str = r#"
+import importlib.util, json, math, random, sys
+spec = importlib.util.spec_from_file_location("llm_chat", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+
+def reference(text):
+    # The first "{" from which json reads an object, quadratic but plain.
+    d = json.JSONDecoder()
+    at = text.find("{")
+    while at != -1:
+        try:
+            value, _ = d.raw_decode(text, at)
+            if isinstance(value, dict):
+                return value
+        except (ValueError, RecursionError):
+            pass
+        at = text.find("{", at + 1)
+    return None
+
+def finite(v):
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, dict):
+        return all(finite(x) for x in v.values())
+    if isinstance(v, list):
+        return all(finite(x) for x in v)
+    return True
+
+def search(text):
+    try:
+        return m.first_json_object(text), None
+    except m.BadAnswer as e:
+        return None, e
+
+pieces = ['{', '}', '[', ']', '"', ':', ',', ' ', '\n', '1', '-', '0', '.5', 'e3',
+          'E+', '"a"', '"b"', 'true', 'nul', 'null', 'NaN', 'Infinity', '\\', '\\"',
+          '\\u00e9', '\t', '\x01', 'x', '1e999', '{"a":1}', '{"k": [1, 2]}', '"{"', '"}"']
+random.seed(47)
+for k in range(20000):
+    text = "".join(random.choice(pieces) for _ in range(random.randint(0, 18)))
+    want = reference(text)
+    got, bad = search(text)
+    if want is not None and not finite(want):
+        assert bad is not None, (text, want, got)
+    else:
+        assert bad is None and json.dumps(got) == json.dumps(want), (text, want, got, bad)
+
+assert search('Sure.\n```json\n{"action": "probe", "belief": 0.5}\n```')[0] == \
+    {"action": "probe", "belief": 0.5}
+assert search('{I think} {"action": "pass"} {"action": "probe"}')[0] == {"action": "pass"}
+assert search('He said "hi. {"action": "pass", "belief": 1}')[0] == \
+    {"action": "pass", "belief": 1}
+assert "NaN" in str(search('{"action": "pass", "belief": NaN}')[1])
+for text in ["{" * 200000, '{"a":' * 40000, '{"a":"{' * 33333, '{"' * 100000,
+             '{"a":[' * 40000, '{"{":' + '":1,",' * 30000]:
+    assert search(text) == (None, None), text[:20]
+
+said = "I can't."
+shapes = [
+    ({"content": "x"}, ("x", None)),
+    ({"content": None}, ("", None)),
+    ({"content": None, "refusal": said}, ("", said)),
+    ({"content": [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {}},
+                  {"type": "thinking", "thinking": "no"}, {"type": "text", "text": "b"}]},
+     ("ab", None)),
+    ({"content": [{"type": "refusal", "refusal": said}]}, ("", said)),
+    ({"content": [{"type": "output_text", "text": {"value": "v"}}, "w"]}, ("vw", None)),
+    ({"content": None, "tool_calls": [{"type": "function",
+                                       "function": {"name": "f", "arguments": "{}"}}]},
+     ("{}", None)),
+    ({"content": 3}, (None, None)),
+]
+for message, want in shapes:
+    assert m.message_text(message) == want, (message, m.message_text(message))
+print("ok", k + 1)
+"#;
