@@ -397,3 +397,132 @@ fn p_values_are_adjusted_over_the_table_and_the_fisher_rule_weighs_placebo_flips
         .code(2)
         .stderr(contains("holm, bh, none"));
 }
+
+/// A shipped experiment, run into `tmp`.
+fn shipped(name: &str, tmp: &Path) -> std::path::PathBuf {
+    let out = tmp.join(name);
+    run_ok(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("experiments/{name}.toml")),
+        &out,
+    );
+    out
+}
+
+#[test]
+fn compare_policies_gets_the_exact_p_values_of_the_inference_vectors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = shipped("compare-policies", tmp.path());
+    let all = compare_rows(&out, &[]);
+    let p = |graph: &str, arm: &str| {
+        let r = row(&all, &format!("truth=false, graph={graph}"), arm);
+        assert_eq!(r["p_method"], "exact-enumeration", "{r}");
+        r["p_value"].as_f64().unwrap()
+    };
+    let close = |got: f64, want: f64| (got - want).abs() <= 5e-5 * want;
+    for (graph, arm, want) in [
+        ("small_world", "source_aware", 2.0 / 1_048_576.0),
+        ("small_world", "reserved", 2.0 / 1_048_576.0),
+        ("hub", "source_aware", 2.0 / 1_048_576.0),
+        ("small_world", "trust", 3.8147e-6),
+        ("small_world", "fixed_allocation", 0.027588),
+        ("hub", "fixed_allocation", 9.1553e-4),
+        ("hub", "trust", 3.0518e-5),
+    ] {
+        let got = p(graph, arm);
+        assert!(close(got, want), "{graph} {arm}: p {got}, want {want}");
+    }
+    // The family is the testable rows: on truth = true nothing is ever
+    // mistaken, so those rows cannot be tested and are left out.
+    for r in &all {
+        let testable = r["testable"].as_bool().unwrap();
+        assert_eq!(r["family_size"], 8, "{r}");
+        assert_eq!(
+            testable,
+            r["scenario"].as_str().unwrap().starts_with("truth=false"),
+            "{r}"
+        );
+        assert_eq!(r["p_adjusted"].is_null(), !testable, "{r}");
+        // No claim says two arms cannot be told apart when the test says
+        // they differ.
+        let claim = r["claim"].as_str().unwrap();
+        assert!(!claim.contains("cannot be told apart"), "{claim}");
+    }
+    // Holm over the 8 testable rows, recomputed here: the k-th smallest p
+    // times (8 - k), made monotone.
+    let mut tested: Vec<(f64, f64)> = all
+        .iter()
+        .filter(|r| r["testable"] == true)
+        .map(|r| {
+            (
+                r["p_value"].as_f64().unwrap(),
+                r["p_adjusted"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    tested.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut running: f64 = 0.0;
+    for (k, (p, adjusted)) in tested.iter().enumerate() {
+        running = running.max(((8 - k) as f64 * p).min(1.0));
+        assert!(
+            (adjusted - running).abs() < 1e-15,
+            "{k}: {adjusted} against {running}"
+        );
+    }
+    let trust = row(&all, "truth=false, graph=small_world", "trust");
+    assert!(
+        trust["claim"]
+            .as_str()
+            .unwrap()
+            .contains("differ on average"),
+        "{trust}"
+    );
+    // Streams and p-values follow a row's content, not its place in the
+    // table: keeping only the hub's false-report rows changes none of them.
+    let hub = compare_rows(&out, &["--where", "graph=hub,truth=false"]);
+    let numbers = |r: &Json| {
+        [
+            "p_value",
+            "effect_mean",
+            "effect_ci_low",
+            "effect_ci_high",
+            "flips",
+            "similarity_mean",
+        ]
+        .map(|k| r[k].clone())
+    };
+    for r in &hub {
+        let arm = r["arm"].as_str().unwrap();
+        assert_eq!(
+            numbers(r),
+            numbers(row(&all, "truth=false, graph=hub", arm)),
+            "{arm}"
+        );
+    }
+}
+
+#[test]
+fn quorum_knobs_says_no_row_can_reach_holm_significance_and_how_many_seeds_would() {
+    // 48 of its 96 rows are testable (on truth = true no run is ever
+    // mistaken): Holm needs p <= 0.05 / 48, and 10 seeds allow 2 / 1024,
+    // so 11 seeds are needed (2 / 2048 * 48 <= 0.05; decision 169).
+    let tmp = tempfile::tempdir().unwrap();
+    let out = shipped("quorum-knobs", tmp.path());
+    let said = witness()
+        .arg("compare")
+        .arg(&out)
+        .args(["--baseline", "endorsement"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&said.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains("warning: no comparison can be significant here")
+            && stdout.contains("run at least 11 seeds"),
+        "{stdout}"
+    );
+    let doc: Json =
+        serde_json::from_slice(&std::fs::read(out.join("compare.json")).unwrap()).unwrap();
+    assert!(
+        doc["warnings"][0].as_str().unwrap().contains("11 seeds"),
+        "{doc}"
+    );
+}

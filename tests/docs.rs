@@ -541,11 +541,36 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// Runs a document's runnable blocks in order; returns what went wrong.
+/// With `WITNESS_BLESS_DOCS=1` in the environment, a whole output block
+/// that differs is rewritten in the document with what was printed (for a
+/// deliberate change of output; review the diff before committing).
 fn run_document(doc: &str) -> Vec<String> {
-    run_text(doc, &read(doc))
+    let text = read(doc);
+    let mut fixes = Vec::new();
+    let problems = run_text_fixing(doc, &text, &mut fixes);
+    if std::env::var_os("WITNESS_BLESS_DOCS").is_none() || fixes.is_empty() {
+        return problems;
+    }
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    // From the end, so earlier line numbers stay valid.
+    for (fence, new) in fixes.into_iter().rev() {
+        let close = (fence..lines.len())
+            .find(|&i| lines[i].trim_start().starts_with("```"))
+            .expect("a closed block");
+        let body: Vec<String> = new.trim_matches('\n').lines().map(str::to_string).collect();
+        lines.splice(fence..close, body);
+    }
+    std::fs::write(root().join(doc), lines.join("\n") + "\n").unwrap();
+    problems
 }
 
 fn run_text(doc: &str, text: &str) -> Vec<String> {
+    run_text_fixing(doc, text, &mut Vec::new())
+}
+
+/// `run_text`, also gathering (the line after an output block's opening
+/// fence, what the block should hold) for every whole output that differs.
+fn run_text_fixing(doc: &str, text: &str, fixes: &mut Vec<(usize, String)>) -> Vec<String> {
     let dir = sandbox();
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_witness"));
     let path = format!(
@@ -568,9 +593,14 @@ fn run_text(doc: &str, text: &str) -> Vec<String> {
             match last_stdout.take() {
                 Some((_, out)) if whole && out.trim_matches('\n') == b.text.trim_matches('\n') => {}
                 Some((_, out)) if !whole && is_excerpt(&b.text, &out) => {}
-                Some((line, out)) => problems.push(format!(
-                    "{at}: the output of the block at line {line} differs; it printed:\n{out}"
-                )),
+                Some((line, out)) => {
+                    if whole {
+                        fixes.push((b.line, out.clone()));
+                    }
+                    problems.push(format!(
+                        "{at}: the output of the block at line {line} differs; it printed:\n{out}"
+                    ))
+                }
                 None => problems.push(format!("{at}: an output block follows no run block")),
             }
             continue;

@@ -10,6 +10,7 @@ pub mod figures;
 pub mod filter;
 pub mod heatmap;
 pub mod multiplicity;
+pub mod permutation;
 pub mod plot;
 pub mod rank;
 pub mod report;

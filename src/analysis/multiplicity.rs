@@ -1,67 +1,12 @@
 //! P-values for `compare`'s paired comparisons and their adjustment over a
-//! whole table, pure. A metric comparison is tested by flipping the signs
-//! of the per-seed differences (exactly, over every sign pattern, for up to
-//! `EXACT_UP_TO` seeds; by seeded random patterns beyond); an outcome
-//! comparison by the exact sign test on the effect metric's differences;
-//! a placebo's flips against an arm's by a one-sided Fisher exact test.
-//! Holm's step-down and Benjamini-Hochberg's step-up adjust a family.
+//! whole table, pure. A metric comparison is tested by flipping signs
+//! (`super::permutation`); an outcome comparison by the exact sign test on
+//! the effect metric's differences; a placebo's flips against an arm's by
+//! a one-sided Fisher exact test. Holm's step-down and Benjamini-Hochberg's
+//! step-up adjust a family.
 
 use crate::math;
 use crate::math::special::ln_binomial;
-use crate::rng::Stream;
-
-/// Seeds up to which the permutation test enumerates all 2^n patterns.
-pub const EXACT_UP_TO: usize = 16;
-/// Random sign patterns beyond that.
-pub const PATTERNS: usize = 10_000;
-const SEED: u64 = 0x5167_f11b;
-
-/// Sums within this (relative) distance of the observed one count as at
-/// least as extreme, so floating-point reordering cannot drop the identity.
-fn at_least(t: f64, observed: f64) -> bool {
-    t >= observed - 1e-12 * observed.max(1.0)
-}
-
-/// Two-sided sign-flip permutation p-value of the mean of `d` being 0.
-/// Exact for up to `EXACT_UP_TO` values; otherwise (1 + hits) / (1 + B)
-/// over `PATTERNS` patterns from a stream keyed by `key`.
-pub fn sign_flip(d: &[f64], key: &[u64]) -> f64 {
-    let n = d.len();
-    if n == 0 {
-        return 1.0;
-    }
-    let observed = d.iter().sum::<f64>().abs();
-    if n <= EXACT_UP_TO {
-        let hits = (0u32..1 << n)
-            .filter(|mask| {
-                let t: f64 = d
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| if mask >> i & 1 == 1 { -x } else { *x })
-                    .sum();
-                at_least(t.abs(), observed)
-            })
-            .count();
-        return hits as f64 / (1u64 << n) as f64;
-    }
-    let mut s = Stream::keyed(SEED, key);
-    let raw: Vec<u64> = d.iter().map(|x| x.to_bits()).collect();
-    let hits = (0..PATTERNS)
-        .filter(|_| {
-            // A random bit flips each value's sign bit: no branch to
-            // mispredict on random patterns, and the same sums as negating.
-            let mut t = 0.0;
-            for block in raw.chunks(64) {
-                let bits = s.next_u64();
-                for (j, &x) in block.iter().enumerate() {
-                    t += f64::from_bits(x ^ ((bits >> j & 1) << 63));
-                }
-            }
-            at_least(t.abs(), observed)
-        })
-        .count();
-    (1 + hits) as f64 / (1 + PATTERNS) as f64
-}
 
 /// Two-sided exact sign test: ties (zero differences) dropped, the smaller
 /// count's binomial tail doubled, capped at 1.
@@ -183,32 +128,6 @@ mod tests {
                 prop_assert!((b[i] - want_b).abs() < 1e-12);
             }
         }
-
-        #[test]
-        fn the_small_permutation_test_counts_every_sign_pattern(d in prop::collection::vec(-5i32..=5, 1..10)) {
-            let x: Vec<f64> = d.iter().map(|&v| f64::from(v)).collect();
-            // Integers: sums are exact, so the count is a plain enumeration.
-            let n = x.len();
-            let obs = x.iter().sum::<f64>().abs();
-            let mut hits = 0;
-            for mask in 0..1u32 << n {
-                let t: f64 = (0..n).map(|i| if mask >> i & 1 == 1 { -x[i] } else { x[i] }).sum();
-                hits += usize::from(t.abs() >= obs);
-            }
-            prop_assert_eq!(sign_flip(&x, &[0]), hits as f64 / (1u64 << n) as f64);
-        }
-    }
-
-    #[test]
-    fn the_large_permutation_test_is_seeded_and_sensible() {
-        let shifted: Vec<f64> = (0..40).map(|i| 0.5 + (i % 7) as f64 * 0.1).collect();
-        let p = sign_flip(&shifted, &[1, 2]);
-        assert_eq!(p, sign_flip(&shifted, &[1, 2]));
-        assert!(p < 0.001, "{p}");
-        let centred: Vec<f64> = (0..40)
-            .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
-            .collect();
-        assert!(sign_flip(&centred, &[3]) > 0.5);
     }
 
     #[test]

@@ -51,8 +51,15 @@ crate::words! {
 
 impl Tier {
     /// As the terminal table shows it.
+    /// What the tier answers, in words: did the answer change? (The CSV
+    /// keeps the names, for scripts written against them.)
     pub fn label(self) -> String {
-        self.name().replace('_', " ")
+        match self {
+            Tier::Confirmed => "answer changed",
+            Tier::Inconclusive => "inconclusive",
+            Tier::NotConfirmed => "answer unchanged",
+        }
+        .to_string()
     }
 }
 
@@ -163,7 +170,7 @@ pub fn verdict(c: &Case) -> Verdict {
             true,
             format!(
                 "Inconclusive: arm '{}' changed the answer on {}/{} seeds, but its mean similarity {:.3} is not below \
-                 the baseline's own noise floor {:.3}, so it cannot be told apart from rerun noise {}.",
+                 the baseline's own noise floor {:.3}: rerunning the baseline alone changes answers as much {}.",
                 c.arm, s.flips, s.samples, s.mean, floor, c.bound
             ),
         );
@@ -209,8 +216,8 @@ pub fn verdict(c: &Case) -> Verdict {
         Reason::NoFlip,
         false,
         format!(
-            "Not confirmed: arm '{}' gave the baseline's answer on all {} seeds (mean similarity {:.3}); {} the two cannot be told apart.",
-            c.arm, s.samples, s.mean, c.bound
+            "Answer unchanged: on all {} seeds arm '{}' stayed within the flip threshold of the baseline's answer (mean similarity {:.3}) {}.",
+            s.samples, c.arm, s.mean, c.bound
         ),
     )
 }

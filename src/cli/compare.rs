@@ -79,6 +79,9 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
     )?;
     print_table(&report.rows)?;
     outln!("placebo: {}", report.placebo)?;
+    for w in &report.warnings {
+        outln!("warning: {w}")?;
+    }
     let table = TableData::of_records(&report.rows);
     let csv = results.file("compare.csv");
     table
@@ -98,12 +101,13 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
                     "resamples": BOOTSTRAP_RESAMPLES })),
         "p_value": serde_json::json!({
             "test": if domain { "exact sign test of the paired effect-metric differences (ties dropped)" }
-                    else { "two-sided sign-flip permutation test of the paired differences (exact up to 16 seeds, else 10,000 seeded patterns)" },
+                    else { "two-sided sign-flip permutation test of the paired differences: every sign pattern up to 20 non-zero differences, else sequential Monte Carlo (stops at 20 exceedances; capped at max(10000, ceil(10 m / alpha) - 1) patterns), streams keyed by each row's labels" },
             "adjustment": a.adjust.name(),
-            "family": "every row of this table",
+            "family": "the testable rows of this table (some paired difference not zero)",
             "alpha": a.alpha,
         }),
         "baseline_rule": a.baseline_rule.name(),
+        "warnings": report.warnings,
         "rows": table.json_rows(),
     });
     let json = results.file("compare.json");

@@ -29,7 +29,7 @@ impl Setup<'_> {
                 .collect();
             (out, raw.len())
         };
-        let (p_adj, family) = adjusted(&|q| q.p);
+        let (p_adj, family) = adjusted(&|q| q.p.filter(|_| q.testable).map(|p| p.p));
         let (fisher_adj, fisher_family) = adjusted(&|q| q.fisher);
         let mut rows = Vec::with_capacity(pending.len());
         for (k, q) in pending.iter().enumerate() {
@@ -56,10 +56,13 @@ impl Setup<'_> {
             });
             let effect = a.metric.map(|(name, m)| {
                 let diffs: Vec<f64> = q.pairs.iter().map(|&(r, x)| m[x] - m[r]).collect();
-                let (lo, hi) = bootstrap_mean(&diffs, &[s as u64, v as u64]);
+                let (lo, hi) = bootstrap_mean(&diffs, &q.key);
                 (name, mean(&diffs), lo, hi)
             });
             let mut claim = out.claim;
+            if q.p.is_some() && !q.testable {
+                claim += " No test: on every seed the arm gave exactly the baseline's value.";
+            }
             if let (Some(p), Some(adj)) = (q.p, p_adj[k]) {
                 let test = match cmp {
                     Comparator::Metric { .. } => {
@@ -69,12 +72,23 @@ impl Setup<'_> {
                         "Exact sign test of the per-seed differences in the effect metric"
                     }
                 };
+                let p_text = match p.at_floor() {
+                    // No random pattern reached it: only a bound is known.
+                    true => format!(
+                        "<= {} (no pattern of {} was as extreme)",
+                        show_p(p.p_min),
+                        p.patterns
+                    ),
+                    false => p_is(p.p),
+                };
                 claim += &format!(
-                    " {test}: p {} ({} {}).",
-                    p_is(p),
+                    " {test}: p {p_text} ({} {}).",
                     show_p(adj),
                     testing.adjust.describe(family)
                 );
+                if adj < testing.alpha && out.tier == crate::analysis::verdict::Tier::NotConfirmed {
+                    claim += " So the arms differ on average, though no seed's answer changed by the flip threshold.";
+                }
             }
             if let Some(f) = fisher_adj[k] {
                 claim += &format!(
@@ -110,8 +124,13 @@ impl Setup<'_> {
                 effect_mean: effect.map(|e| e.1),
                 effect_ci_low: effect.map(|e| e.2),
                 effect_ci_high: effect.map(|e| e.3),
-                p_value: q.p,
+                p_value: q.p.map(|p| p.p),
                 p_adjusted: p_adj[k],
+                p_method: q.p.map(|p| p.method),
+                p_min: q.p.map(|p| p.p_min),
+                patterns: q.p.map(|p| p.patterns),
+                testable: q.testable,
+                family_size: family as u64,
                 significant: p_adj[k].map(|p| p < testing.alpha),
                 adjustment: testing.adjust,
                 placebo_fisher_p: fisher_adj[k],
@@ -141,4 +160,62 @@ fn p_is(p: f64) -> String {
     } else {
         format!("= {shown}")
     }
+}
+
+/// The warning when no testable row can reach significance whatever its
+/// data: the seeds give too few sign patterns for the family's threshold.
+/// `None` when some row can.
+pub fn resolution(
+    rows: &[CompareRow],
+    adjust: crate::analysis::multiplicity::Adjust,
+    alpha: f64,
+) -> Option<String> {
+    use crate::analysis::multiplicity::Adjust;
+    let testable: Vec<&CompareRow> = rows.iter().filter(|r| r.testable).collect();
+    let m = testable.len();
+    let least = testable
+        .iter()
+        .filter_map(|r| r.p_min)
+        .fold(f64::INFINITY, f64::min);
+    if m == 0 || !least.is_finite() {
+        return None;
+    }
+    let (reachable, needs) = match adjust {
+        Adjust::Holm => (m as f64 * least <= alpha, alpha / m as f64),
+        Adjust::Bh | Adjust::None => (least <= alpha, alpha),
+    };
+    if reachable {
+        return None;
+    }
+    let seeds = doublings(2.0 * m as f64 / alpha);
+    let fix = match adjust {
+        Adjust::Holm => format!(
+            "run at least {seeds} seeds whose differences are not all zero, or pass --adjust bh"
+        ),
+        _ => format!(
+            "run at least {} seeds whose differences are not all zero",
+            doublings(2.0 / alpha)
+        ),
+    };
+    Some(format!(
+        "no comparison can be significant here: with {m} testable comparison(s) {} needs p <= {}, \
+         but the smallest p these seeds allow is {}; {fix}",
+        match adjust {
+            Adjust::Holm => "Holm",
+            Adjust::Bh => "Benjamini-Hochberg",
+            Adjust::None => "an unadjusted test",
+        },
+        show_p(needs),
+        show_p(least),
+    ))
+}
+
+/// The least k with 2^k >= x: the seeds whose 2^k sign patterns give a
+/// smallest p of 2 / 2^k at most 2 / x.
+fn doublings(x: f64) -> u64 {
+    let mut k = 0;
+    while 2f64.powi(k) < x {
+        k += 1;
+    }
+    k as u64
 }

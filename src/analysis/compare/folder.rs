@@ -26,6 +26,9 @@ pub struct Report {
     pub comparator: Comparator,
     /// What the baseline's noise was measured against.
     pub placebo: String,
+    /// What the table cannot show, said once (e.g. no row can reach
+    /// significance with these seeds).
+    pub warnings: Vec<String>,
 }
 
 /// Reads what `compare` needs from a results folder and runs it.
@@ -213,11 +216,15 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
             model.name()
         ),
     };
+    let warnings = super::resolution(&rows, req.testing.adjust, req.testing.alpha)
+        .into_iter()
+        .collect();
     Ok(Report {
         rows,
         metric,
         comparator,
         placebo,
+        warnings,
     })
 }
 

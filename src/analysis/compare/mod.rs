@@ -8,13 +8,14 @@ mod claims;
 mod folder;
 mod pairs;
 
-pub use claims::show_p;
+pub use claims::{resolution, show_p};
 pub use folder::{run, Report, Request};
 
 use std::collections::HashMap;
 
 use super::design::Design;
 use super::multiplicity::Adjust;
+use super::permutation::PMethod;
 use super::verdict::{Reason, Tier};
 
 crate::words! {
@@ -104,8 +105,18 @@ crate::record! {
         effect_ci_high: Option<f64>,
         /// paired test of arm against baseline: sign-flip permutation (metric) or exact sign test (outcome, on the effect metric)
         p_value: Option<f64>,
-        /// p_value adjusted over every row of the table
+        /// p_value adjusted over the table's testable rows (null for a row that cannot be tested)
         p_adjusted: Option<f64>,
+        /// how p_value was computed: exact-enumeration, sequential-mc or exact-sign-test
+        p_method: Option<PMethod>,
+        /// the smallest p the test could give these seeds
+        p_min: Option<f64>,
+        /// sign patterns counted (0 for the sign test)
+        patterns: Option<u64>,
+        /// some paired difference is not zero, so the row is tested and counted in the family
+        testable: bool,
+        /// testable rows in the table: the family p_adjusted is adjusted over
+        family_size: u64,
         /// p_adjusted below alpha
         significant: Option<bool>,
         /// holm, bh or none

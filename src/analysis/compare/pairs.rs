@@ -4,7 +4,8 @@
 use rayon::prelude::*;
 
 use super::{BaselineRule, Comparator, CompareError, Setup};
-use crate::analysis::multiplicity::{fisher_greater, sign_flip, sign_test};
+use crate::analysis::multiplicity::{fisher_greater, sign_test};
+use crate::analysis::permutation::{content_key, mc_cap, sign_flip, PMethod, PValue};
 use crate::analysis::verdict::SimStats;
 
 /// One arm against the baseline in one scenario, before the p-values of
@@ -19,7 +20,12 @@ pub(super) struct Pending {
     pub placebo: SimStats,
     /// The paired differences, for the p-value.
     pub diffs: Option<Vec<f64>>,
-    pub p: Option<f64>,
+    /// Some difference is not zero, so there is something to test; rows
+    /// without are left out of the family.
+    pub testable: bool,
+    /// Its random streams' key: the row's labels, not its place.
+    pub key: [u64; 2],
+    pub p: Option<PValue>,
     pub fisher: Option<f64>,
 }
 
@@ -85,6 +91,13 @@ impl Setup<'_> {
                 let diffs: Option<Vec<f64>> = a
                     .metric
                     .map(|(_, m)| pairs.iter().map(|&(r, x)| m[x] - m[r]).collect());
+                let testable = diffs.as_ref().is_some_and(|d| d.iter().any(|x| *x != 0.0));
+                let key = content_key(&[
+                    &scenario,
+                    &d.variants[v].label,
+                    self.baseline,
+                    a.metric.map_or(self.cmp.name(), |(name, _)| name),
+                ]);
                 let fisher = (testing.rule == BaselineRule::Fisher && placebo_stats.flips > 0)
                     .then(|| {
                         fisher_greater(
@@ -102,6 +115,8 @@ impl Setup<'_> {
                     stats,
                     placebo: placebo_stats.clone(),
                     diffs,
+                    testable,
+                    key,
                     p: None,
                     fisher,
                 });
@@ -110,14 +125,25 @@ impl Setup<'_> {
         Ok(pending)
     }
 
-    /// The paired tests, the costly part (10,000 sign patterns of every
-    /// seed): one row per task, each with its own keyed stream, so the
-    /// values do not depend on the threads.
+    /// The paired tests, the costly part: one row per task, each with its
+    /// own keyed stream, so the values depend neither on the threads nor on
+    /// the table's order. A Monte-Carlo test may draw up to a cap sized to
+    /// the family (the testable rows), so its floor never decides.
     pub(super) fn test(&self, pending: &mut [Pending]) {
+        let family = pending.iter().filter(|q| q.testable).count();
+        let cap = mc_cap(family, self.testing.alpha);
         pending.par_iter_mut().for_each(|q| {
             q.p = q.diffs.take().map(|d| match self.cmp {
-                Comparator::Metric { .. } => sign_flip(&d, &[q.s as u64, q.v as u64]),
-                Comparator::Outcome { .. } => sign_test(&d),
+                Comparator::Metric { .. } => sign_flip(&d, &q.key, cap),
+                Comparator::Outcome { .. } => {
+                    let n = d.iter().filter(|x| **x != 0.0).count() as i32;
+                    PValue {
+                        p: sign_test(&d),
+                        method: PMethod::ExactSignTest,
+                        p_min: (2.0 / 2f64.powi(n)).min(1.0),
+                        patterns: 0,
+                    }
+                }
             });
         });
     }

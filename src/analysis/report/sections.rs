@@ -260,6 +260,8 @@ impl Section for Verdicts {
         let mut out = table(&TableData::of_records(&report.rows), "the verdicts", notes);
         out["baseline"] = json!(baseline);
         out["placebo"] = json!(report.placebo);
+        out["warnings"] = json!(report.warnings);
+        notes.extend(report.warnings);
         Ok(Some(out))
     }
 }
