@@ -488,3 +488,41 @@ for message, want in shapes:
     assert m.message_text(message) == want, (message, m.message_text(message))
 print("ok", k + 1)
 "#;
+
+#[test]
+fn a_server_answering_401_to_every_call_trips_the_breaker_naming_the_error() {
+    // A revoked key: every decision fails. The run neither ends on
+    // fallbacks with exit 0 nor crawls through restarts: the breaker stops
+    // it after 3 failed exchanges, naming the arm and the provider's error.
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start("unauthorized", tmp.path());
+    let m = manifest(
+        tmp.path(),
+        server.port,
+        ", fallback = \"pass\", breaker = 3",
+    );
+    let out = tmp.path().join("out");
+    let o = run(&m, &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("arm llm: the policy gave no usable answer 3 times in a row (breaker = 3)"),
+        "{err}"
+    );
+    assert!(err.contains("401"), "{err}");
+    assert!(!out.join("runs.parquet").exists());
+    // With the breaker off, the run finishes on fallbacks and says so.
+    let m = manifest(
+        tmp.path(),
+        server.port,
+        ", fallback = \"pass\", breaker = 0, retries = 0",
+    );
+    let out = tmp.path().join("off");
+    let o = run(&m, &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: arm llm: all ") && err.contains("fell back to \"pass\""),
+        "{err}"
+    );
+}
