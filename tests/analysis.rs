@@ -447,6 +447,46 @@ fn compare_policies_gets_the_exact_p_values_of_the_inference_vectors() {
         let claim = r["claim"].as_str().unwrap();
         assert!(!claim.contains("cannot be told apart"), "{claim}");
     }
+    // The worked example of the effect (lower is better; sesoi 0.05): the
+    // t interval, the word, and TOST (its Holm p over the 8 rows).
+    let four = |x: &Json| format!("{:+.4}", x.as_f64().unwrap());
+    for (graph, arm, lo, hi, word) in [
+        ("small_world", "source_aware", "+0.4266", "+0.4738", "worse"),
+        ("small_world", "trust", "-0.0905", "-0.0571", "better"),
+        ("hub", "trust", "-0.1646", "-0.0614", "better"),
+        (
+            "small_world",
+            "fixed_allocation",
+            "-0.0106",
+            "-0.0010",
+            "negligible",
+        ),
+    ] {
+        let r = row(&all, &format!("truth=false, graph={graph}"), arm);
+        assert_eq!(
+            (
+                four(&r["effect_ci_low"]).as_str(),
+                four(&r["effect_ci_high"]).as_str()
+            ),
+            (lo, hi),
+            "{graph} {arm}"
+        );
+        assert_eq!(
+            (&r["effect_verdict"], &r["direction"]),
+            (&word.into(), &"lower".into()),
+            "{r}"
+        );
+        if word != "negligible" {
+            let claim = r["claim"].as_str().unwrap();
+            assert!(
+                claim.contains(&format!("{word} by more than 0.05")),
+                "{claim}"
+            );
+        }
+    }
+    let fixed = row(&all, "truth=false, graph=small_world", "fixed_allocation");
+    let tost = fixed["tost_p_adjusted"].as_f64().unwrap();
+    assert!((tost - 2.5e-13).abs() < 0.05e-13, "{fixed}");
     // Holm over the 8 testable rows, recomputed here: the k-th smallest p
     // times (8 - k), made monotone.
     let mut tested: Vec<(f64, f64)> = all

@@ -5,6 +5,7 @@
 use super::engine::NOT_PENDING;
 use super::ledger::{Ledger, CAPACITY, PROBE, REPORT};
 use super::round::Own;
+use crate::model::Judge;
 use crate::model::{Position, Violation};
 
 /// Cumulative counters of a run.
@@ -290,16 +291,19 @@ pub(super) fn check_identities(
     })
 }
 
+/// The smallest effect of interest on a share of agents: five points.
+const SESOI: f64 = 0.05;
+
 crate::record! {
     /// A run's summary (docs/models/cascade.md §10.2): its columns of `runs.parquet`.
     #[derive(Clone, Debug, PartialEq)]
     pub struct Summary {
         /// max over snapshots of mistaken / N
-        peak_mistaken: f64 [0.0, 1.0],
+        peak_mistaken: f64 [0.0, 1.0] => Judge::lower().sesoi(SESOI),
         /// mean over snapshots 0..=R of mistaken / N
-        mean_mistaken: f64 [0.0, 1.0],
+        mean_mistaken: f64 [0.0, 1.0] => Judge::lower().sesoi(SESOI),
         /// mistaken / N at round R
-        final_mistaken: f64 [0.0, 1.0],
+        final_mistaken: f64 [0.0, 1.0] => Judge::lower().sesoi(SESOI),
         /// max of uncertain / N
         peak_uncertain: f64 [0.0, 1.0],
         /// mean of uncertain / N
@@ -307,13 +311,13 @@ crate::record! {
         /// uncertain / N at round R
         final_uncertain: f64 [0.0, 1.0],
         /// max of the Brier score
-        peak_brier: f64 [0.0, 1.0],
+        peak_brier: f64 [0.0, 1.0] => Judge::lower(),
         /// mean of the Brier score
-        mean_brier: f64 [0.0, 1.0],
+        mean_brier: f64 [0.0, 1.0] => Judge::lower(),
         /// Brier score at round R
-        final_brier: f64 [0.0, 1.0],
+        final_brier: f64 [0.0, 1.0] => Judge::lower(),
         /// correct / N at round R
-        final_correct: f64 [0.0, 1.0],
+        final_correct: f64 [0.0, 1.0] => Judge::higher().sesoi(SESOI),
         /// agents holding probe:0 / N at round R
         final_probe_reach: f64 [0.0, 1.0],
         /// checked agents / N at round R
@@ -321,7 +325,7 @@ crate::record! {
         /// checks still pending at round R
         final_pending: u64,
         /// first round from which mistaken stays 0; null if mistaken(R) > 0
-        first_clear_round: Option<u32>,
+        first_clear_round: Option<u32> => Judge::lower().null_worst(),
         /// checks requested in the run
         requested: u64,
         /// checks completed

@@ -7,7 +7,6 @@ use crate::analysis::compare::{
     run as verdicts, BaselineRule, Comparator, CompareRow, Request, Testing,
 };
 use crate::analysis::multiplicity::Adjust;
-use crate::analysis::stats::BOOTSTRAP_RESAMPLES;
 use crate::error::{Error, Result};
 use crate::model::Registry;
 use crate::results::ResultsDir;
@@ -50,6 +49,11 @@ pub struct CompareArgs {
     /// The level adjusted p-values are compared with.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
+    /// The smallest effect of interest, in the metric's units: an effect
+    /// inside +-this is tested for equivalence (TOST) [default: the
+    /// metric's own, e.g. 0.05 for the cascade's shares of agents].
+    #[arg(long, value_name = "DELTA")]
+    pub sesoi: Option<f64>,
 }
 
 fn parse_adjust(s: &str) -> std::result::Result<Adjust, String> {
@@ -74,6 +78,7 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
                 adjust: a.adjust,
                 rule: a.baseline_rule,
                 alpha: a.alpha,
+                sesoi: a.sesoi,
             },
         },
     )?;
@@ -97,8 +102,8 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
         "comparator_kind": if domain { "domain" } else { "metric" },
         "placebo": report.placebo,
         "flip_below": (!domain).then_some(a.flip_below),
-        "effect": report.metric.map(|m| serde_json::json!({ "metric": m, "interval": "95% percentile bootstrap of the mean paired difference",
-                    "resamples": BOOTSTRAP_RESAMPLES })),
+        "effect": report.metric.map(|m| serde_json::json!({ "metric": m,
+                    "interval": "95% Student-t interval of the mean paired difference (marginal, not adjusted)" })),
         "p_value": serde_json::json!({
             "test": if domain { "exact sign test of the paired effect-metric differences (ties dropped)" }
                     else { "two-sided sign-flip permutation test of the paired differences: every sign pattern up to 20 non-zero differences, else sequential Monte Carlo (stops at 20 exceedances; capped at max(10000, ceil(10 m / alpha) - 1) patterns), streams keyed by each row's labels" },
@@ -137,8 +142,10 @@ fn print_table(rows: &[CompareRow]) -> Result<()> {
             last = &r.scenario;
         }
         let applied = if r.applied { "" } else { "  (not applied)" };
+        let word = r.effect_verdict.map_or("", |w| w.name());
         let effect = match (r.effect_mean, r.effect_ci_low, r.effect_ci_high) {
-            (Some(m), Some(lo), Some(hi)) => format!("{m:+.4} [{lo:+.4}, {hi:+.4}]"),
+            (Some(m), Some(lo), Some(hi)) => format!("{m:+.4} [{lo:+.4}, {hi:+.4}] {word}"),
+            (Some(m), _, _) => format!("{m:+.4} {word}"),
             _ => String::new(),
         };
         let p = r

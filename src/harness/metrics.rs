@@ -5,6 +5,7 @@
 
 use super::world::{is_probe, Agent, Counters, REPORT};
 use crate::cascade::metrics::side;
+use crate::model::Judge;
 use crate::model::{Position, Violation};
 
 crate::record! {
@@ -180,28 +181,31 @@ pub fn check_step(prev: &Snapshot, s: &Snapshot) -> Option<Violation> {
     })
 }
 
+/// The smallest effect of interest on a share of agents: five points.
+const SESOI: f64 = 0.05;
+
 crate::record! {
     /// A run's summary: its columns of `runs.parquet`.
     #[derive(Clone, Debug, PartialEq)]
     pub struct Summary {
         /// max over rounds of mistaken / N
-        peak_mistaken: f64 [0.0, 1.0],
+        peak_mistaken: f64 [0.0, 1.0] => Judge::lower().sesoi(SESOI),
         /// mean over rounds 0..=R of mistaken / N
-        mean_mistaken: f64 [0.0, 1.0],
+        mean_mistaken: f64 [0.0, 1.0] => Judge::lower().sesoi(SESOI),
         /// mistaken / N at round R
-        final_mistaken: f64 [0.0, 1.0],
+        final_mistaken: f64 [0.0, 1.0] => Judge::lower().sesoi(SESOI),
         /// correct / N at round R
-        final_correct: f64 [0.0, 1.0],
+        final_correct: f64 [0.0, 1.0] => Judge::higher().sesoi(SESOI),
         /// uncertain / N at round R
         final_uncertain: f64 [0.0, 1.0],
         /// mean of the Brier score over rounds
-        mean_brier: f64 [0.0, 1.0],
+        mean_brier: f64 [0.0, 1.0] => Judge::lower(),
         /// Brier score at round R
-        final_brier: f64 [0.0, 1.0],
+        final_brier: f64 [0.0, 1.0] => Judge::lower(),
         /// agents holding a probe root / N at round R
         final_probe_reach: f64 [0.0, 1.0],
         /// first round from which mistaken stays 0; null if mistaken(R) > 0
-        first_clear_round: Option<u32>,
+        first_clear_round: Option<u32> => Judge::lower().null_worst(),
         /// probes in the run
         probes: u64,
         /// relays in the run

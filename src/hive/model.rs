@@ -8,6 +8,7 @@ use super::external::{Writer, TURN};
 use super::policy::Mechanism;
 use super::room::{Room, OPTIONS};
 use super::VERSION;
+use crate::model::Judge;
 use crate::model::{
     DecisionPoint, DetailTable, Footprint, Model, Position, Ran, Ranking, Registered, RunContext,
     Stored, TableSpec, Violation,
@@ -19,11 +20,11 @@ crate::record! {
     #[derive(Clone, Debug, PartialEq)]
     pub struct HiveSummary {
         /// total turns / rooms
-        turns_per_episode: f64,
+        turns_per_episode: f64 => Judge::lower(),
         /// 100 x converged / rooms
         decided_pct: f64 [0.0, 100.0],
         /// 100 x converged on the true option / rooms
-        correct_pct: f64 [0.0, 100.0],
+        correct_pct: f64 [0.0, 100.0] => Judge::higher(),
         /// member messages posted over all rooms
         turns: u64,
         /// rooms that converged (decided)

@@ -72,6 +72,8 @@ pub struct Column {
     pub nullable: bool,
     pub doc: &'static str,
     pub bounds: Bounds,
+    /// How `compare` judges it (summary columns; neutral elsewhere).
+    pub judge: super::Judge,
 }
 
 impl Column {
@@ -82,6 +84,7 @@ impl Column {
             nullable,
             doc,
             bounds: Bounds::Any,
+            judge: super::Judge::NEUTRAL,
         }
     }
 
@@ -170,7 +173,8 @@ pub trait Record: Sized {
 /// ```
 ///
 /// A field may carry inclusive bounds `[lo, hi]`; without them, unsigned
-/// integers must be >= 0 and floats finite.
+/// integers must be >= 0 and floats finite. A summary field may add
+/// `=> Judge::lower()` (or another `Judge`) to say how `compare` judges it.
 #[macro_export]
 macro_rules! record {
     (
@@ -178,7 +182,7 @@ macro_rules! record {
         $vis:vis struct $name:ident {
             $(
                 $(#[doc = $doc:literal])+
-                $field:ident : $ty:ty $([$lo:expr, $hi:expr])?
+                $field:ident : $ty:ty $([$lo:expr, $hi:expr])? $(=> $judge:expr)?
             ),+ $(,)?
         }
     ) => {
@@ -196,6 +200,7 @@ macro_rules! record {
                         nullable: <$ty as $crate::model::Cell>::NULLABLE,
                         doc: concat!($($doc),+),
                         bounds: $crate::__record_bounds!($ty $(, $lo, $hi)?),
+                        judge: $crate::__record_judge!($($judge)?),
                     },
                 )+
             ];
@@ -232,6 +237,17 @@ macro_rules! record {
                 })
             }
         }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __record_judge {
+    () => {
+        $crate::model::Judge::NEUTRAL
+    };
+    ($judge:expr) => {
+        $judge
     };
 }
 

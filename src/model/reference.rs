@@ -191,19 +191,56 @@ pub fn markdown(m: &dyn DynModel) -> String {
 }
 
 pub(crate) fn columns_table(columns: &[super::Column]) -> String {
-    let mut out =
-        String::from("| column | type | nullable | bounds | meaning |\n|---|---|---|---|---|\n");
+    // How compare judges a column, in tables that declare any judgement.
+    let judged = columns.iter().any(|c| c.judge != super::Judge::NEUTRAL);
+    let mut out = String::from("| column | type | nullable | bounds | meaning |");
+    out += if judged {
+        " compare |\n|---|---|---|---|---|---|\n"
+    } else {
+        "\n|---|---|---|---|---|\n"
+    };
     for c in columns {
         out += &format!(
-            "| `{}` | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} |",
             c.name,
             c.ty.label(),
             if c.nullable { "yes" } else { "no" },
             cell(&c.bounds.describe()),
             cell(c.doc())
         );
+        if judged {
+            out += &format!(" {} |", cell(&judgement(&c.judge)));
+        }
+        out += "\n";
     }
     out
+}
+
+/// "lower is better; null is worst; sesoi 0.05", or "-".
+fn judgement(j: &super::Judge) -> String {
+    use super::{Better, NullMeans};
+    let mut parts = Vec::new();
+    match j.better {
+        Better::Lower => parts.push("lower is better".to_string()),
+        Better::Higher => parts.push("higher is better".to_string()),
+        Better::Neither => {}
+    }
+    match j.null_means {
+        NullMeans::Worst => parts.push("null is worst".into()),
+        NullMeans::Best => parts.push("null is best".into()),
+        NullMeans::Missing => {}
+    }
+    if let Some(d) = j.flip_delta {
+        parts.push(format!("flip delta {d}"));
+    }
+    if let Some(d) = j.sesoi {
+        parts.push(format!("sesoi {d}"));
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join("; ")
+    }
 }
 
 /// The Markdown reference of every model, as `docs/reference/models.md`.

@@ -4,6 +4,7 @@
 
 use super::world::{generate, Attack, Setup, World, TODAY};
 use super::VERSION;
+use crate::model::Judge;
 use crate::model::{Footprint, Model, Ran, Registered, RunContext, Violation};
 use crate::params::{ParamError, ParamSet};
 use crate::trust::evidence::Evidence;
@@ -16,21 +17,21 @@ crate::record! {
     #[derive(Clone, Debug, PartialEq)]
     pub struct TrustSimSummary {
         /// share of good claims at high_confidence
-        good_high: f64 [0.0, 1.0],
+        good_high: f64 [0.0, 1.0] => Judge::higher(),
         /// share of bad claims at high_confidence
-        bad_high: f64 [0.0, 1.0],
+        bad_high: f64 [0.0, 1.0] => Judge::lower(),
         /// share of bad claims at supported or high_confidence
-        bad_supported: f64 [0.0, 1.0],
+        bad_supported: f64 [0.0, 1.0] => Judge::lower(),
         /// good share among high_confidence claims; null if none
-        precision_high: Option<f64> [0.0, 1.0],
+        precision_high: Option<f64> [0.0, 1.0] => Judge::higher(),
         /// bad share among incorrect claims; null if none
         precision_incorrect: Option<f64> [0.0, 1.0],
         /// chance a good claim has a higher lower bound than a bad one (ties half); null without both
-        auc: Option<f64> [0.0, 1.0],
+        auc: Option<f64> [0.0, 1.0] => Judge::higher(),
         /// share of attacked claims at supported or better; null without an attack
-        attack_success: Option<f64> [0.0, 1.0],
+        attack_success: Option<f64> [0.0, 1.0] => Judge::lower(),
         /// share of attacked claims at high_confidence; null without an attack
-        attack_high: Option<f64> [0.0, 1.0],
+        attack_high: Option<f64> [0.0, 1.0] => Judge::lower(),
         /// most independent groups of attacker roots or families on one claim
         attacker_groups_max: u64,
         /// claims attacked

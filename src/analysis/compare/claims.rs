@@ -2,9 +2,9 @@
 //! it: the p-values adjusted over the whole table, the effect with its
 //! bootstrap interval, and how p-values are printed.
 
+use super::effect::{self, EffectWord};
 use super::pairs::Pending;
 use super::{Comparator, CompareRow, Setup};
-use crate::analysis::stats::{bootstrap_mean, mean};
 use crate::analysis::verdict::{verdict, Case};
 
 impl Setup<'_> {
@@ -20,17 +20,32 @@ impl Setup<'_> {
         } = *self;
         let (_, gates) = self.flip_below();
         // Each family: the rows that have the value, adjusted together.
-        let adjusted = |get: &dyn Fn(&Pending) -> Option<f64>| -> (Vec<Option<f64>>, usize) {
-            let raw: Vec<f64> = pending.iter().filter_map(get).collect();
+        let adjusted = |get: &dyn Fn(usize) -> Option<f64>| -> (Vec<Option<f64>>, usize) {
+            let raw: Vec<f64> = (0..pending.len()).filter_map(get).collect();
             let mut adj = testing.adjust.apply(&raw).into_iter();
-            let out = pending
-                .iter()
-                .map(|q| get(q).map(|_| adj.next().expect("one per value")))
+            let out = (0..pending.len())
+                .map(|k| get(k).map(|_| adj.next().expect("one per value")))
                 .collect();
             (out, raw.len())
         };
-        let (p_adj, family) = adjusted(&|q| q.p.filter(|_| q.testable).map(|p| p.p));
-        let (fisher_adj, fisher_family) = adjusted(&|q| q.fisher);
+        let (p_adj, family) = adjusted(&|k| {
+            let q = &pending[k];
+            q.p.filter(|_| q.testable).map(|p| p.p)
+        });
+        let sesoi = testing.sesoi.or(a.judge.sesoi);
+        let diffs_of = |q: &Pending| -> Option<Vec<f64>> {
+            a.metric
+                .map(|(_, m)| q.pairs.iter().map(|&(r, x)| m[x] - m[r]).collect())
+        };
+        let tosts: Vec<Option<f64>> = pending
+            .iter()
+            .map(|q| {
+                let d = diffs_of(q)?;
+                effect::tost(&d, sesoi?).filter(|_| q.testable)
+            })
+            .collect();
+        let (tost_adj, tost_family) = adjusted(&|k| tosts[k]);
+        let (fisher_adj, fisher_family) = adjusted(&|k| pending[k].fisher);
         let mut rows = Vec::with_capacity(pending.len());
         for (k, q) in pending.iter().enumerate() {
             let (s, v) = (q.s, q.v);
@@ -54,12 +69,23 @@ impl Setup<'_> {
                 bound: &bound,
                 placebo_outflipped: outflipped,
             });
-            let effect = a.metric.map(|(name, m)| {
-                let diffs: Vec<f64> = q.pairs.iter().map(|&(r, x)| m[x] - m[r]).collect();
-                let (lo, hi) = bootstrap_mean(&diffs, &q.key);
-                (name, mean(&diffs), lo, hi)
+            let effect = a.metric.zip(diffs_of(q)).map(|((name, _), diffs)| {
+                let (m, ci) = effect::interval(&diffs);
+                (name, m, ci)
+            });
+            let significant = p_adj[k].is_some_and(|p| p < testing.alpha);
+            let equivalent = tost_adj[k].is_some_and(|p| p < testing.alpha);
+            let word = effect.map(|(_, m, _)| {
+                effect::word(q.testable, significant, equivalent, a.judge.better, m)
             });
             let mut claim = out.claim;
+            if let (Some((name, m, ci)), Some(word)) = (effect, word) {
+                claim += &effect_sentence(name, m, ci, word, a.judge.better, sesoi);
+                let excludes_zero = ci.is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0);
+                if excludes_zero && !significant && p_adj[k].is_some() {
+                    claim += " Its interval excludes 0, but that interval is not adjusted for the table's many comparisons, and the adjusted p below does not reach alpha.";
+                }
+            }
             if q.p.is_some() && !q.testable {
                 claim += " No test: on every seed the arm gave exactly the baseline's value.";
             }
@@ -89,6 +115,15 @@ impl Setup<'_> {
                 if adj < testing.alpha && out.tier == crate::analysis::verdict::Tier::NotConfirmed {
                     claim += " So the arms differ on average, though no seed's answer changed by the flip threshold.";
                 }
+            }
+            if let Some(t) = tost_adj[k] {
+                claim += &format!(
+                    " Equivalence within +-{} (TOST): p {} ({} {}).",
+                    sesoi.unwrap_or_default(),
+                    p_is(tosts[k].unwrap_or(t)),
+                    show_p(t),
+                    testing.adjust.describe(tost_family)
+                );
             }
             if let Some(f) = fisher_adj[k] {
                 claim += &format!(
@@ -121,9 +156,14 @@ impl Setup<'_> {
                 applied: knob.is_none() && fell_back == (0, 0),
                 not_applied_knob: knob.map(str::to_string),
                 effect_metric: effect.map(|e| e.0.to_string()),
+                direction: a.judge.better,
                 effect_mean: effect.map(|e| e.1),
-                effect_ci_low: effect.map(|e| e.2),
-                effect_ci_high: effect.map(|e| e.3),
+                effect_ci_low: effect.and_then(|e| e.2).map(|c| c.0),
+                effect_ci_high: effect.and_then(|e| e.2).map(|c| c.1),
+                ci_method: effect
+                    .and_then(|e| e.2)
+                    .map(|_| "student-t 95% (marginal)".to_string()),
+                effect_verdict: word,
                 p_value: q.p.map(|p| p.p),
                 p_adjusted: p_adj[k],
                 p_method: q.p.map(|p| p.method),
@@ -131,6 +171,9 @@ impl Setup<'_> {
                 patterns: q.p.map(|p| p.patterns),
                 testable: q.testable,
                 family_size: family as u64,
+                sesoi: effect.and(sesoi),
+                tost_p: tosts[k],
+                tost_p_adjusted: tost_adj[k],
                 significant: p_adj[k].map(|p| p < testing.alpha),
                 adjustment: testing.adjust,
                 placebo_fisher_p: fisher_adj[k],
@@ -138,6 +181,38 @@ impl Setup<'_> {
         }
         rows
     }
+}
+
+/// "Average effect on peak_mistaken: -0.0738 [-0.0892, -0.0584] (95 %
+/// t interval; lower is better): better by more than 0.05."
+fn effect_sentence(
+    name: &str,
+    m: f64,
+    ci: Option<(f64, f64)>,
+    word: EffectWord,
+    better: crate::model::Better,
+    sesoi: Option<f64>,
+) -> String {
+    let ci_text = ci.map_or(" (one seed: no interval)".to_string(), |(lo, hi)| {
+        format!(
+            " [{lo:+.4}, {hi:+.4}] (95 % t interval; {})",
+            effect::direction_text(better)
+        )
+    });
+    let beyond = match (word, ci, sesoi) {
+        (
+            EffectWord::Better | EffectWord::Worse | EffectWord::Higher | EffectWord::Lower,
+            Some((lo, hi)),
+            Some(d),
+        ) if lo > d || hi < -d => {
+            format!(" by more than {d}")
+        }
+        _ => String::new(),
+    };
+    format!(
+        " Average effect on {name}: {m:+.4}{ci_text}: {}{beyond}.",
+        word.name()
+    )
 }
 
 /// A p-value as claims print it: three decimals, or two significant

@@ -40,6 +40,11 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
             req.testing.alpha
         )));
     }
+    if let Some(d) = req.testing.sesoi.filter(|d| !(d.is_finite() && *d > 0.0)) {
+        return Err(Error::Usage(format!(
+            "--sesoi {d}: the smallest effect of interest is a positive number in the metric's units, e.g. 0.05"
+        )));
+    }
     if !(req.flip_below > 0.0 && req.flip_below <= 1.0) {
         return Err(Error::Usage(format!(
             "--flip-below {}: allowed 0 < x <= 1",
@@ -176,6 +181,9 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
         metric: metric.zip(metric_values.as_deref()),
         outcome: classes.as_deref(),
         fallbacks: fallbacks.as_deref(),
+        judge: metric
+            .and_then(|m| model.summary_columns().iter().find(|c| c.name == m))
+            .map_or(crate::model::Judge::NEUTRAL, |c| c.judge),
     };
     let rows = match compare(&d, req.baseline, &comparator, &answers, &req.testing) {
         // The placebo may be there and only filtered out: say so, not

@@ -5,10 +5,12 @@
 //! and reading a results folder in `folder`.
 
 mod claims;
+mod effect;
 mod folder;
 mod pairs;
 
 pub use claims::{resolution, show_p};
+pub use effect::EffectWord;
 pub use folder::{run, Report, Request};
 
 use std::collections::HashMap;
@@ -17,6 +19,7 @@ use super::design::Design;
 use super::multiplicity::Adjust;
 use super::permutation::PMethod;
 use super::verdict::{Reason, Tier};
+use crate::model::{Better, Judge};
 
 crate::words! {
     /// When the baseline's own placebo flips: `zero` makes every verdict in
@@ -34,6 +37,8 @@ pub struct Testing {
     pub adjust: Adjust,
     pub rule: BaselineRule,
     pub alpha: f64,
+    /// The smallest effect of interest, overriding the metric's own.
+    pub sesoi: Option<f64>,
 }
 
 pub enum Comparator {
@@ -97,12 +102,18 @@ crate::record! {
         not_applied_knob: Option<String>,
         /// the metric of the paired effect; null under --outcome without --metric
         effect_metric: Option<String>,
+        /// which way the effect metric is better: lower, higher or neither
+        direction: Better,
         /// mean paired difference, arm - baseline
         effect_mean: Option<f64>,
-        /// 95 % bootstrap interval, low end
+        /// 95 % Student-t interval of the mean difference (marginal, not adjusted), low end
         effect_ci_low: Option<f64>,
-        /// 95 % bootstrap interval, high end
+        /// 95 % Student-t interval, high end
         effect_ci_high: Option<f64>,
+        /// how the interval was made
+        ci_method: Option<String>,
+        /// the average effect in a word: better, worse, higher, lower, negligible, equivalent, undetermined
+        effect_verdict: Option<EffectWord>,
         /// paired test of arm against baseline: sign-flip permutation (metric) or exact sign test (outcome, on the effect metric)
         p_value: Option<f64>,
         /// p_value adjusted over the table's testable rows (null for a row that cannot be tested)
@@ -117,6 +128,12 @@ crate::record! {
         testable: bool,
         /// testable rows in the table: the family p_adjusted is adjusted over
         family_size: u64,
+        /// the smallest effect of interest (the metric's, or --sesoi)
+        sesoi: Option<f64>,
+        /// equivalence within +-sesoi: the larger of two one-sided paired t tests
+        tost_p: Option<f64>,
+        /// tost_p adjusted over the rows that have one
+        tost_p_adjusted: Option<f64>,
         /// p_adjusted below alpha
         significant: Option<bool>,
         /// holm, bh or none
@@ -134,6 +151,8 @@ pub struct Answers<'a> {
     /// Per run: decisions an external policy did not give (0 for built-in
     /// arms); none when no arm is external.
     pub fallbacks: Option<&'a [u64]>,
+    /// How the metric is judged (neutral without one).
+    pub judge: Judge,
 }
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

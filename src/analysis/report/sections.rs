@@ -254,6 +254,7 @@ impl Section for Verdicts {
                     adjust: Adjust::Holm,
                     rule: BaselineRule::Zero,
                     alpha: 0.05,
+                    sesoi: None,
                 },
             },
         )?;

@@ -19,6 +19,8 @@
   const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
   const PAGE = 100;
   const VERDICTS = new Set(["confirmed", "not_confirmed", "inconclusive"]);
+  // Colour follows the effect, not the tier: a harm is never green.
+  const EFFECTS = new Set(["better", "worse"]);
   // Past eight arms, colours repeat with another dash pattern.
   const DASHES = [null, "7 3", "2 2", "9 3 2 3"];
 
@@ -121,7 +123,7 @@
     const body = shown.slice(0, limit).map((r, j) => el("tr", {
       cls: opts.open ? "link" : null, tabindex: opts.open ? "0" : null, "data-focus": opts.open && key ? `${key}-r${j}` : null,
       on: opts.open ? { click: () => opts.open(r), keydown: (e) => { if (e.key === "Enter") opts.open(r); } } : {},
-    }, r.map((v, k) => el("td", { cls: numeric[k] && v !== "" && v !== null ? "n" : VERDICTS.has(v) ? "v-" + v : null }, num(v, frac[k])))));
+    }, r.map((v, k) => el("td", { cls: numeric[k] && v !== "" && v !== null ? "n" : VERDICTS.has(v) ? "v-" + v : EFFECTS.has(v) ? "e-" + v : null }, num(v, frac[k])))));
     const t = el("table", { cls: "data" }, el("thead", {}, head), el("tbody", {}, body));
     const more = shown.length > limit
       ? el("p", { cls: "more" }, `${limit} of ${shown.length} rows shown. `, el("button", { on: { click: () => go({ [key + "-all"]: "1" }) } }, "Show all"))
