@@ -3,7 +3,12 @@ implementations. Run by .ci/run:
 
 - `compare --adjust holm` and `--adjust bh`: the adjusted p-values in
   compare.csv equal `statsmodels.stats.multitest.multipletests` (methods
-  "holm" and "fdr_bh") of the raw p-values there, to 1e-12;
+  "holm" and "fdr_bh") of the raw p-values of its testable rows, to 1e-12;
+- `compare` on compare-policies: each exact p-value equals
+  `scipy.stats.permutation_test` with exact enumeration (sign flips of the
+  per-seed differences read from runs.parquet with pyarrow), to 1e-12, and
+  each equivalence p equals `statsmodels.stats.weightstats.ttost_paired`
+  against +-sesoi, to 1e-9 relative;
 - `compare --baseline-rule fisher`: each arm's placebo Fisher p-value
   equals `scipy.stats.fisher_exact(..., alternative="greater")` of the
   flip counts, Holm-adjusted by statsmodels (relative 1e-9: they are tiny);
@@ -28,13 +33,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
-from scipy.stats import fisher_exact, t as student_t, ttest_rel
+from scipy.stats import fisher_exact, permutation_test, t as student_t, ttest_rel
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.weightstats import ttost_paired
 from checks import check, finish
 
 TOL = 1e-12
 
 QUORUM = Path(__file__).resolve().parents[2] / "experiments" / "quorum-knobs.toml"
+POLICIES = Path(__file__).resolve().parents[2] / "experiments" / "compare-policies.toml"
 DEFAULT = Path(__file__).resolve().parents[2] / "experiments" / "default.toml"
 
 PLACEBO = """
@@ -72,15 +79,53 @@ def adjusted(binary, tmp):
     for adjust, method in [("holm", "holm"), ("bh", "fdr_bh")]:
         witness(binary, "compare", out, "--baseline", "endorsement", "--adjust", adjust)
         d = pd.read_csv(out / "compare.csv")
-        rows = d[d["p_value"].notna()]
+        rows = d[d["testable"]]
         want = multipletests(rows["p_value"].to_numpy(), method=method)[1]
         got = rows["p_adjusted"].to_numpy()
         gap = float(np.max(np.abs(want - got)))
         check(
             f"compare --adjust {adjust}: {len(rows)} adjusted p-values equal multipletests({method!r})",
-            len(rows) > 50 and gap <= TOL,
+            len(rows) >= 40 and gap <= TOL and d[~d["testable"]]["p_adjusted"].isna().all(),
             f"max gap {gap}",
         )
+
+
+def exact(binary, tmp):
+    out = tmp / "policies"
+    witness(binary, "run", "-q", POLICIES, "--out", out)
+    witness(binary, "compare", out, "--baseline", "endorsement")
+    d = pd.read_csv(out / "compare.csv")
+    runs = pq.read_table(out / "runs.parquet").to_pandas()
+    base = runs[runs["arm"] == "endorsement"]
+    worst_p, worst_tost, checked = 0.0, 0.0, 0
+    for r in d[d["testable"]].itertuples():
+        scenario = dict(kv.split("=") for kv in r.scenario.split(", "))
+        truth = scenario["truth"] == "true"
+
+        def values(frame):
+            s = frame[(frame["truth"] == truth) & (frame["graph"] == scenario["graph"])]
+            return s.sort_values("seed")["peak_mistaken"].to_numpy()
+
+        x, y = values(runs[runs["arm"] == r.arm]), values(base)
+        diff = x - y
+        want = permutation_test(
+            (diff,), np.sum, permutation_type="samples", n_resamples=np.inf,
+            alternative="two-sided",
+        ).pvalue
+        worst_p = max(worst_p, abs(want - r.p_value))
+        tost = ttost_paired(x, y, -r.sesoi, r.sesoi)[0]
+        worst_tost = max(worst_tost, abs(math.log(tost) - math.log(r.tost_p)))
+        checked += 1
+    check(
+        f"compare: {checked} exact p-values equal scipy's permutation_test (exact)",
+        checked == 8 and worst_p <= TOL and (d["p_method"][d["testable"]] == "exact-enumeration").all(),
+        f"worst gap {worst_p}",
+    )
+    check(
+        f"compare: {checked} equivalence p-values equal statsmodels' ttost_paired",
+        checked == 8 and worst_tost <= 1e-9,
+        f"worst relative gap {worst_tost}",
+    )
 
 
 def fisher(binary, tmp):
@@ -171,6 +216,7 @@ def main():
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         adjusted(binary, tmp)
+        exact(binary, tmp)
         fisher(binary, tmp)
         race(binary, tmp)
         intervals(binary, tmp)
