@@ -117,6 +117,76 @@ fn exact(nz: &[f64]) -> f64 {
     hits as f64 / 2f64.powi(nz.len() as i32)
 }
 
+/// The one-sided p-value P(sum of signed |v| >= sum v) over every sign
+/// pattern of the non-zero values (up to `EXACT_UP_TO` of them).
+fn upper_tail(v: &[f64]) -> f64 {
+    let nz: Vec<f64> = v.iter().copied().filter(|x| *x != 0.0).collect();
+    if nz.is_empty() {
+        return 1.0;
+    }
+    let scale: f64 = nz.iter().map(|x| x.abs()).sum();
+    let reach = nz.iter().sum::<f64>() - 1e-10 * scale;
+    let (a, b) = nz.split_at(nz.len() / 2);
+    let sums = |half: &[f64]| -> Vec<f64> {
+        (0u32..1 << half.len())
+            .map(|mask| {
+                half.iter()
+                    .enumerate()
+                    .map(|(i, x)| if mask >> i & 1 == 1 { -x } else { *x })
+                    .sum()
+            })
+            .collect()
+    };
+    let mut right = sums(b);
+    right.sort_unstable_by(f64::total_cmp);
+    let hits: usize = sums(a)
+        .into_iter()
+        .map(|x| right.len() - right.partition_point(|y| x + y < reach))
+        .sum();
+    hits as f64 / 2f64.powi(nz.len() as i32)
+}
+
+/// The one-sided (1 - alpha) lower confidence bound of the mean of `e`:
+/// for up to `EXACT_UP_TO` values, the least shift mu at which the exact
+/// one-sided sign-flip test of e - mu no longer rejects (found by
+/// bisection; minus infinity when too few values can ever reject);
+/// beyond, the Student-t bound.
+pub fn lower_bound(e: &[f64], alpha: f64) -> f64 {
+    let n = e.len();
+    if n == 0 {
+        return f64::NEG_INFINITY;
+    }
+    if n > EXACT_UP_TO {
+        let sd = crate::analysis::stats::sample_sd(e);
+        let t = crate::math::special::student_t_quantile(1.0 - alpha, (n - 1) as f64);
+        return crate::analysis::stats::mean(e) - t * sd / (n as f64).sqrt();
+    }
+    let rejects = |mu: f64| {
+        let shifted: Vec<f64> = e.iter().map(|x| x - mu).collect();
+        upper_tail(&shifted) <= alpha
+    };
+    let least = e.iter().copied().fold(f64::INFINITY, f64::min);
+    let most = e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // Below every value all differences are positive: the smallest p
+    // these values allow. If even that does not reject, nothing does.
+    let (mut lo, mut hi) = (least - 1.0, most);
+    if !rejects(lo) {
+        return f64::NEG_INFINITY;
+    }
+    for _ in 0..64 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if rejects(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// Random patterns until `STOP_AT` reach the threshold (p = h / l) or the
 /// cap is drawn (p = (g + 1) / (cap + 1)). Returns p and the patterns.
 fn sequential(nz: &[f64], key: &[u64], cap: u64) -> (f64, u64) {
@@ -217,6 +287,30 @@ mod tests {
         assert_eq!(p, sign_flip(&shifted, &[1, 2], 120_000), "seeded");
         assert_eq!((p.patterns, p.p), (120_000, 1.0 / 120_001.0));
         assert!(p.at_floor());
+    }
+
+    #[test]
+    fn the_lower_bound_inverts_the_one_sided_test() {
+        // Three seeds can never reject at 5 % (the least p is 1/8).
+        assert_eq!(lower_bound(&[0.8, 0.8, 0.8], 0.05), f64::NEG_INFINITY);
+        // Twenty equal values: rejected below them, not at or above.
+        let lb = lower_bound(&[0.3; 20], 0.05);
+        assert!((lb - 0.3).abs() < 1e-9, "{lb}");
+        // Around zero: the bound is below zero.
+        let mixed: Vec<f64> = (0..12)
+            .map(|i| if i % 2 == 0 { 0.1 } else { -0.1 })
+            .collect();
+        assert!(lower_bound(&mixed, 0.05) < 0.0);
+        // A shift moves the bound by as much.
+        let e: Vec<f64> = (0..10).map(|i| 0.05 * i as f64).collect();
+        let moved: Vec<f64> = e.iter().map(|x| x + 1.0).collect();
+        assert!((lower_bound(&moved, 0.05) - lower_bound(&e, 0.05) - 1.0).abs() < 1e-9);
+        // Many values: the t bound.
+        let many: Vec<f64> = (0..40).map(|i| (i % 5) as f64 * 0.1).collect();
+        let sd = crate::analysis::stats::sample_sd(&many);
+        let t = crate::math::special::student_t_quantile(0.95, 39.0);
+        let m = crate::analysis::stats::mean(&many);
+        assert_eq!(lower_bound(&many, 0.05), m - t * sd / 40f64.sqrt());
     }
 
     #[test]

@@ -18,14 +18,13 @@ pub struct SimStats {
 }
 
 impl SimStats {
-    /// A flip is a similarity strictly below `flip_below`. A domain
-    /// comparator gives similarities of 0 or 1, so any difference flips.
-    pub fn of(sims: &[f64], flip_below: f64) -> SimStats {
+    /// The spread of `sims`, and how many seeds `flipped`.
+    pub fn of(sims: &[f64], flipped: &[bool]) -> SimStats {
         let n = sims.len() as f64;
         let mean = sims.iter().sum::<f64>() / n;
         let var = sims.iter().map(|s| (s - mean) * (s - mean)).sum::<f64>() / n;
         SimStats {
-            flips: sims.iter().filter(|&&s| s < flip_below).count(),
+            flips: flipped.iter().filter(|f| **f).count(),
             samples: sims.len(),
             mean,
             sd: var.sqrt(),
@@ -38,6 +37,14 @@ impl SimStats {
     pub fn majority(&self) -> bool {
         self.flips * 2 > self.samples
     }
+}
+
+/// Whether a seed's answer changed: its values differ by more than
+/// `delta`, with a relative and an absolute allowance so that a pair
+/// exactly at the threshold (10/50 apart at delta 0.2) never flips on the
+/// rounding of its subtraction.
+pub fn flips(x: f64, y: f64, delta: f64) -> bool {
+    (x - y).abs() > delta * (1.0 + 1e-9) + 1e-12
 }
 
 crate::words! {
@@ -84,9 +91,14 @@ pub struct Case<'a> {
     pub stats: &'a SimStats,
     /// Metric comparators gate on the null band; domain comparators do not.
     pub band_gates: bool,
+    /// The one-sided lower confidence bound of the mean, over seeds, of the
+    /// placebo's similarity less the arm's (both to the same baseline
+    /// run): above 0, the arm moves further from the baseline than
+    /// rerunning the baseline does.
+    pub band_lower_bound: f64,
     /// The first knob the arm declared but its runs did not read.
     pub not_applied: Option<&'a str>,
-    /// Decisions of the arm's runs (and of the baseline's) that an external
+    /// Runs of the arm (and of the baseline) with decisions an external
     /// policy did not give, so the safe action stood in.
     pub fell_back: (u64, u64),
     /// "on truth=false, graph=hub by peak_mistaken": the claim's bound.
@@ -100,8 +112,6 @@ pub struct Case<'a> {
 pub struct Verdict {
     pub tier: Tier,
     pub reason: Reason,
-    /// The null band's floor: the placebo's lowest similarity.
-    pub floor: f64,
     /// Whether the band decided this verdict (tier 3 or the band clause of 4).
     pub gated: bool,
     pub claim: String,
@@ -109,12 +119,11 @@ pub struct Verdict {
 
 pub fn verdict(c: &Case) -> Verdict {
     let s = c.stats;
-    let floor = c.placebo.min;
-    let outside_band = s.mean < floor;
+    let lb = c.band_lower_bound;
+    let outside_band = lb > 0.0;
     let done = |tier, reason, gated, claim: String| Verdict {
         tier,
         reason,
-        floor,
         gated,
         claim,
     };
@@ -142,14 +151,13 @@ pub fn verdict(c: &Case) -> Verdict {
             ),
         );
     }
-    if c.fell_back != (0, 0) {
-        let (arm, base) = c.fell_back;
-        let whose = match (arm, base) {
-            (a, 0) => format!("{a} of arm '{}''s decisions", c.arm),
-            (0, b) => format!("{b} of the baseline '{}''s decisions", c.baseline),
-            (a, b) => format!(
-                "{a} of arm '{}''s and {b} of the baseline's decisions",
-                c.arm
+    let (arm_fell, base_fell) = c.fell_back;
+    if (arm_fell.max(base_fell) as usize) * 2 > s.samples {
+        let whose = match arm_fell >= base_fell {
+            true => format!("{arm_fell} of arm '{}''s {} runs", c.arm, s.samples),
+            false => format!(
+                "{base_fell} of the baseline '{}''s {} runs",
+                c.baseline, s.samples
             ),
         };
         return done(
@@ -157,27 +165,39 @@ pub fn verdict(c: &Case) -> Verdict {
             Reason::FellBack,
             false,
             format!(
-                "Inconclusive: {whose} fell back to the safe action because the external policy gave no usable answer, \
-                 so those runs are not what the policy would have done {}.",
+                "Inconclusive: in {whose} some decisions fell back to the safe action because the external policy \
+                 gave no usable answer, so most of those runs are the safe action's, not the policy's {}.",
                 c.bound
             ),
         );
     }
+    let shown = |x: f64| match x.is_finite() {
+        true => format!("{x:.3}"),
+        false => "unbounded (too few seeds to exclude rerun noise)".to_string(),
+    };
     if s.majority() && c.band_gates && !outside_band {
         return done(
             Tier::Inconclusive,
             Reason::InsideNullBand,
             true,
             format!(
-                "Inconclusive: arm '{}' changed the answer on {}/{} seeds, but its mean similarity {:.3} is not below \
-                 the baseline's own noise floor {:.3}: rerunning the baseline alone changes answers as much {}.",
-                c.arm, s.flips, s.samples, s.mean, floor, c.bound
+                "Inconclusive: arm '{}' changed the answer on {}/{} seeds, but it is not shown to move further from \
+                 the baseline than rerunning the baseline does (the lower confidence bound of the gap in similarity, \
+                 placebo less arm, is {}, not above 0) {}.",
+                c.arm,
+                s.flips,
+                s.samples,
+                shown(lb),
+                c.bound
             ),
         );
     }
     if s.majority() {
         let band = if c.band_gates {
-            format!(", below the baseline's noise floor {floor:.3}")
+            format!(
+                ", further than rerun noise: the gap's lower bound {} is above 0",
+                shown(lb)
+            )
         } else {
             String::new()
         };
@@ -225,30 +245,50 @@ pub fn verdict(c: &Case) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::permutation::lower_bound;
 
-    fn run(placebo: &[f64], arm: &[f64], gates: bool) -> Verdict {
-        let p = SimStats::of(placebo, 0.8);
-        let a = SimStats::of(arm, 0.8);
-        verdict(&Case {
+    /// Similarities with a flip below 0.8 (a delta of a fifth of [0, 1]).
+    fn stats(sims: &[f64]) -> SimStats {
+        let flipped: Vec<bool> = sims.iter().map(|s| *s < 0.8).collect();
+        SimStats::of(sims, &flipped)
+    }
+
+    fn case<'a>(p: &'a SimStats, a: &'a SimStats, band: f64) -> Case<'a> {
+        Case {
             baseline: "base",
             arm: "arm",
-            placebo: &p,
-            stats: &a,
-            band_gates: gates,
+            placebo: p,
+            stats: a,
+            band_gates: true,
+            band_lower_bound: band,
             not_applied: None,
             fell_back: (0, 0),
             bound: "on this scenario by this comparator",
             placebo_outflipped: false,
+        }
+    }
+
+    fn run(placebo: &[f64], arm: &[f64], gates: bool) -> Verdict {
+        let (p, a) = (stats(placebo), stats(arm));
+        let gaps: Vec<f64> = placebo.iter().zip(arm).map(|(p, a)| p - a).collect();
+        verdict(&Case {
+            band_gates: gates,
+            ..case(&p, &a, lower_bound(&gaps, 0.05))
         })
     }
 
-    // The table of the arm-verdict rules, row by row.
+    // The table of the arm-verdict rules, row by row, with the band gated
+    // by a lower confidence bound rather than the placebo's minimum.
     #[test]
-    fn row_1_a_majority_flip_below_a_perfect_floor_is_confirmed() {
+    fn row_1_a_majority_flip_beyond_rerun_noise_is_confirmed_given_seeds_enough() {
+        // Three seeds can never exclude noise at 5 % (the least p is 1/8).
         let v = run(&[1.0, 1.0, 1.0], &[0.2, 0.2, 0.2], true);
-        assert_eq!((v.tier, v.floor), (Tier::Confirmed, 1.0));
+        assert_eq!(v.reason, Reason::InsideNullBand, "{}", v.claim);
+        assert!(v.claim.contains("unbounded"), "{}", v.claim);
+        let v = run(&[1.0; 5], &[0.2; 5], true);
+        assert_eq!(v.tier, Tier::Confirmed, "{}", v.claim);
         assert!(
-            v.claim.contains("3/3") && v.claim.contains("1.000"),
+            v.claim.contains("5/5") && v.claim.contains("0.800"),
             "{}",
             v.claim
         );
@@ -261,11 +301,12 @@ mod tests {
             (v.tier, v.reason),
             (Tier::Inconclusive, Reason::InsideNullBand)
         );
-        assert!(
-            v.claim.contains("2/3") && v.claim.contains("0.860") && v.claim.contains("0.820"),
-            "{}",
-            v.claim
-        );
+        assert!(v.claim.contains("2/3"), "{}", v.claim);
+        // More seeds of the same pattern do not leave the band: the gap's
+        // mean is about 0.
+        let placebo = [0.82, 0.82, 0.95].repeat(10);
+        let arm = [0.79, 0.79, 1.0].repeat(10);
+        assert_eq!(run(&placebo, &arm, true).reason, Reason::InsideNullBand);
     }
 
     #[test]
@@ -298,9 +339,11 @@ mod tests {
     }
 
     #[test]
-    fn row_6_no_flip_is_not_confirmed() {
+    fn row_6_no_flip_leaves_the_answer_unchanged() {
         let v = run(&[1.0, 1.0, 1.0], &[1.0, 1.0, 1.0], true);
         assert_eq!(v.tier, Tier::NotConfirmed);
+        assert!(v.claim.starts_with("Answer unchanged"), "{}", v.claim);
+        assert!(!v.claim.contains("cannot be told apart"), "{}", v.claim);
     }
 
     #[test]
@@ -314,83 +357,93 @@ mod tests {
     }
 
     #[test]
-    fn the_floor_comparison_is_strict() {
-        // 4.25 / 5 is exactly the double nearest 0.85, as is the floor.
-        let placebo = [0.85; 5];
-        let at_floor = [0.75, 0.75, 0.75, 1.0, 1.0];
-        assert_eq!(SimStats::of(&at_floor, 0.8).mean, 0.85);
-        assert_eq!(
-            run(&placebo, &at_floor, true).reason,
-            Reason::InsideNullBand
-        );
-        let below = [0.75, 0.75, 0.75, 1.0, 0.99];
-        assert_eq!(run(&placebo, &below, true).tier, Tier::Confirmed);
+    fn a_pair_exactly_at_the_flip_delta_never_flips() {
+        // Population 50: 10/50 apart is exactly the default delta of 0.2
+        // and never flips, whatever the rounding; 11/50 always does.
+        for base in 0..=40 {
+            let y = f64::from(base) / 50.0;
+            let x = f64::from(base + 10) / 50.0;
+            assert!(!flips(x, y, 0.2) && !flips(y, x, 0.2), "{base}");
+            if base < 40 {
+                let x = f64::from(base + 11) / 50.0;
+                assert!(flips(x, y, 0.2) && flips(y, x, 0.2), "{base}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Doubling the seeds of a scenario with a large real effect never
+        /// turns "answer changed" into "inconclusive": the old floor (the
+        /// placebo's minimum) fell as seeds grew; the gap's lower bound
+        /// rises instead. Synthetic similarities: the placebo within 0.1 of
+        /// the baseline, the arm about 0.45 below, 10 % of its seeds no
+        /// further than the placebo's noise.
+        #[test]
+        fn doubling_the_seeds_of_a_large_effect_keeps_the_answer_changed(
+            key in 0u64..1_000_000,
+            n in 8usize..120,
+        ) {
+            let mut s = crate::rng::Stream::keyed(7, &[key]);
+            let mut draw = |n: usize| -> (Vec<f64>, Vec<f64>) {
+                let placebo = (0..n).map(|_| 0.9 + 0.1 * s.unit()).collect();
+                let arm = (0..n)
+                    .map(|i| if i % 10 == 9 { 0.9 + 0.1 * s.unit() } else { 0.4 + 0.25 * s.unit() })
+                    .collect();
+                (placebo, arm)
+            };
+            let (p1, a1) = draw(n);
+            let (p2, a2) = draw(n);
+            let (p, a) = ([p1.clone(), p2].concat(), [a1.clone(), a2].concat());
+            let before = run(&p1, &a1, true);
+            let after = run(&p, &a, true);
+            if before.tier == Tier::Confirmed {
+                proptest::prop_assert_eq!(after.tier, Tier::Confirmed, "{}", after.claim);
+            }
+            proptest::prop_assert_eq!(after.tier, Tier::Confirmed, "{} seeds: {}", 2 * n, after.claim);
+        }
     }
 
     #[test]
     fn an_arm_that_outflips_the_placebo_is_judged_despite_the_placebos_flips() {
-        let p = SimStats::of(&[0.7, 1.0, 1.0, 1.0, 1.0], 0.8);
-        let a = SimStats::of(&[0.1, 0.1, 0.1, 0.1, 1.0], 0.8);
-        let case = |outflipped| Case {
-            baseline: "base",
-            arm: "arm",
-            placebo: &p,
-            stats: &a,
-            band_gates: true,
-            not_applied: None,
-            fell_back: (0, 0),
-            bound: "here",
-            placebo_outflipped: outflipped,
-        };
-        assert_eq!(verdict(&case(false)).reason, Reason::UnstableBaseline);
-        let v = verdict(&case(true));
+        let p = stats(&[0.7, 1.0, 1.0, 1.0, 1.0]);
+        let a = stats(&[0.1, 0.1, 0.1, 0.1, 1.0]);
+        assert_eq!(verdict(&case(&p, &a, 0.5)).reason, Reason::UnstableBaseline);
+        let v = verdict(&Case {
+            placebo_outflipped: true,
+            ..case(&p, &a, 0.5)
+        });
         assert_eq!((v.tier, v.reason), (Tier::Confirmed, Reason::MajorityFlip));
     }
 
     #[test]
     fn an_arm_that_did_not_take_effect_is_inconclusive_and_named() {
-        let p = SimStats::of(&[1.0, 1.0, 1.0], 0.8);
-        let a = SimStats::of(&[0.0, 0.0, 0.0], 0.8);
+        let (p, a) = (stats(&[1.0, 1.0, 1.0]), stats(&[0.0, 0.0, 0.0]));
         let v = verdict(&Case {
-            baseline: "base",
             arm: "reserved-fixed",
-            placebo: &p,
-            stats: &a,
-            band_gates: true,
             not_applied: Some("allocation"),
-            fell_back: (0, 0),
-            bound: "here",
-            placebo_outflipped: false,
+            ..case(&p, &a, 1.0)
         });
         assert_eq!((v.tier, v.reason), (Tier::Inconclusive, Reason::NotApplied));
         assert!(v.claim.contains("`allocation`"));
     }
 
     #[test]
-    fn an_arm_whose_policy_fell_back_is_inconclusive_however_clear_its_flips() {
-        let p = SimStats::of(&[1.0, 1.0, 1.0], 0.8);
-        let a = SimStats::of(&[0.0, 0.0, 0.0], 0.8);
-        let case = |fell_back| Case {
-            baseline: "base",
-            arm: "llm",
-            placebo: &p,
-            stats: &a,
-            band_gates: true,
-            not_applied: None,
-            fell_back,
-            bound: "here",
-            placebo_outflipped: false,
+    fn an_arm_whose_runs_mostly_fell_back_is_inconclusive_however_clear_its_flips() {
+        let (p, a) = (stats(&[1.0, 1.0, 1.0]), stats(&[0.0, 0.0, 0.0]));
+        let with = |fell_back| {
+            verdict(&Case {
+                arm: "llm",
+                fell_back,
+                ..case(&p, &a, 1.0)
+            })
         };
-        let v = verdict(&case((7, 0)));
+        let v = with((2, 0));
         assert_eq!((v.tier, v.reason), (Tier::Inconclusive, Reason::FellBack));
-        assert!(
-            v.claim.contains("7 of arm 'llm''s decisions fell back"),
-            "{}",
-            v.claim
-        );
-        assert!(verdict(&case((0, 2)))
+        assert!(v.claim.contains("2 of arm 'llm''s 3 runs"), "{}", v.claim);
+        assert!(with((0, 2))
             .claim
-            .contains("2 of the baseline 'base''s"));
-        assert_eq!(verdict(&case((0, 0))).tier, Tier::Confirmed);
+            .contains("2 of the baseline 'base''s 3 runs"));
+        // A minority of runs with a fallback does not void the verdict.
+        assert_eq!(with((1, 0)).tier, Tier::Confirmed);
     }
 }

@@ -29,9 +29,15 @@ pub struct CompareArgs {
     /// any difference is a flip and the noise band does not gate.
     #[arg(long)]
     pub outcome: Option<String>,
-    /// A metric similarity 1 - |x - y| below this is a flip.
-    #[arg(long, default_value_t = 0.8)]
-    pub flip_below: f64,
+    /// A seed flips when arm and baseline differ by more than this, in the
+    /// metric's units [default: the metric's own, else a fifth of its
+    /// range].
+    #[arg(long, value_name = "DELTA")]
+    pub flip_delta: Option<f64>,
+    /// The same as a flip delta of (1 - this) times the metric's range
+    /// (0.8 is the default delta of a fifth).
+    #[arg(long)]
+    pub flip_below: Option<f64>,
     /// Only these runs, e.g. "graph=hub,truth=false" (values as values:
     /// gain=9 is gain=9.0).
     #[arg(long = "where", value_name = "KEY=VALUE,...")]
@@ -40,11 +46,12 @@ pub struct CompareArgs {
     /// (family-wise error), bh (false discovery rate) or none.
     #[arg(long, default_value = "holm", value_parser = parse_adjust)]
     pub adjust: Adjust,
-    /// When the baseline's placebo flips: zero (any flip makes the
-    /// scenario's verdicts inconclusive) or fisher (only for arms whose
-    /// flips are not significantly more than the placebo's, one-sided
-    /// Fisher exact test adjusted like the p-values).
-    #[arg(long, default_value = "zero", value_parser = parse_rule)]
+    /// When the baseline's placebo flips: fisher (the placebo voids only
+    /// the verdicts of arms whose flips are not significantly more than
+    /// its own, one-sided Fisher exact test adjusted like the p-values) or
+    /// zero (any placebo flip makes the scenario's verdicts inconclusive;
+    /// for small pilots).
+    #[arg(long, default_value = "fisher", value_parser = parse_rule)]
     pub baseline_rule: BaselineRule,
     /// The level adjusted p-values are compared with.
     #[arg(long, default_value_t = 0.05)]
@@ -72,6 +79,7 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
             baseline: &a.baseline,
             metric: a.metric.as_deref(),
             outcome: a.outcome.as_deref(),
+            flip_delta: a.flip_delta,
             flip_below: a.flip_below,
             filter: a.filter.as_deref(),
             testing: Testing {
@@ -101,7 +109,7 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
         "comparator": report.comparator.name(),
         "comparator_kind": if domain { "domain" } else { "metric" },
         "placebo": report.placebo,
-        "flip_below": (!domain).then_some(a.flip_below),
+        "flip_delta": report.rows.first().and_then(|r| r.flip_delta),
         "effect": report.metric.map(|m| serde_json::json!({ "metric": m,
                     "interval": "95% Student-t interval of the mean paired difference (marginal, not adjusted)" })),
         "p_value": serde_json::json!({
@@ -136,7 +144,7 @@ fn print_table(rows: &[CompareRow]) -> Result<()> {
                 "verdict",
                 "flips",
                 "sim mean",
-                "floor",
+                "band lb",
                 format!("p {}", r.adjustment.name())
             )?;
             last = &r.scenario;
@@ -152,13 +160,14 @@ fn print_table(rows: &[CompareRow]) -> Result<()> {
             .p_adjusted
             .map_or("-".to_string(), crate::analysis::compare::show_p);
         outln!(
-            "  {:<28} {:<14} {:>3}/{:<3} {:>9.3} {:>8.3} {p:>8}  {effect}{applied}",
+            "  {:<28} {:<14} {:>3}/{:<3} {:>9.3} {:>8} {p:>8}  {effect}{applied}",
             r.arm,
             r.verdict.label(),
             r.flips,
             r.samples,
             r.similarity_mean,
-            r.floor,
+            r.band_lower_bound
+                .map_or("-".to_string(), |b| format!("{b:.3}")),
         )?;
     }
     if let Some(r) = rows.first() {

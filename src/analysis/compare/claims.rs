@@ -18,7 +18,25 @@ impl Setup<'_> {
             testing,
             ..
         } = *self;
-        let (_, gates) = self.flip_below();
+        let gates = self.band_gates();
+        let flip_delta = match cmp {
+            Comparator::Metric { flip_delta, .. } => Some(*flip_delta),
+            Comparator::Outcome { .. } => None,
+        };
+        // Per scenario, the largest per-seed change of any arm: when even
+        // it is within the flip delta, no arm could have changed the answer.
+        let mut largest: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
+        if let Some((_, m)) = a.metric {
+            for q in pending {
+                let most = q
+                    .pairs
+                    .iter()
+                    .map(|&(r, x)| (m[x] - m[r]).abs())
+                    .fold(0.0, f64::max);
+                let at = largest.entry(q.s).or_insert(0.0);
+                *at = at.max(most);
+            }
+        }
         // Each family: the rows that have the value, adjusted together.
         let adjusted = |get: &dyn Fn(usize) -> Option<f64>| -> (Vec<Option<f64>>, usize) {
             let raw: Vec<f64> = (0..pending.len()).filter_map(get).collect();
@@ -52,10 +70,12 @@ impl Setup<'_> {
             let variant = &d.variants[v];
             let knob = d.not_applied.get(&(v, s)).copied();
             let bound = format!("on {}, by {}", q.scenario, cmp.name());
+            // Runs (not decisions) with any fallback, of the arm and of the
+            // baseline.
             let fell_back = a.fallbacks.map_or((0, 0), |f| {
-                q.pairs
-                    .iter()
-                    .fold((0, 0), |(x, r), &(ri, xi)| (x + f[xi], r + f[ri]))
+                q.pairs.iter().fold((0, 0), |(x, r), &(ri, xi)| {
+                    (x + u64::from(f[xi] > 0), r + u64::from(f[ri] > 0))
+                })
             });
             let outflipped = fisher_adj[k].is_some_and(|p| p < testing.alpha);
             let out = verdict(&Case {
@@ -64,6 +84,7 @@ impl Setup<'_> {
                 placebo: &q.placebo,
                 stats: &q.stats,
                 band_gates: gates,
+                band_lower_bound: q.band,
                 not_applied: knob,
                 fell_back,
                 bound: &bound,
@@ -79,6 +100,13 @@ impl Setup<'_> {
                 effect::word(q.testable, significant, equivalent, a.judge.better, m)
             });
             let mut claim = out.claim;
+            if let (Some(delta), Some(most)) = (flip_delta, largest.get(&q.s)) {
+                if !crate::analysis::verdict::flips(*most, 0.0, delta) {
+                    claim += &format!(
+                        " No arm can flip here: the largest per-seed change of any arm is {most:.4}, within the flip delta {delta}."
+                    );
+                }
+            }
             if let (Some((name, m, ci)), Some(word)) = (effect, word) {
                 claim += &effect_sentence(name, m, ci, word, a.judge.better, sesoi);
                 let excludes_zero = ci.is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0);
@@ -151,8 +179,19 @@ impl Setup<'_> {
                 similarity_sd: q.stats.sd,
                 similarity_min: q.stats.min,
                 placebo_flips: q.placebo.flips as u64,
-                floor: out.floor,
-                floor_gated: out.gated,
+                placebo_flip_low: clopper_pearson(q.placebo.flips, q.placebo.samples).0,
+                placebo_flip_high: clopper_pearson(q.placebo.flips, q.placebo.samples).1,
+                flip_delta,
+                max_abs_diff: a.metric.map(|(_, m)| {
+                    q.pairs
+                        .iter()
+                        .map(|&(r, x)| (m[x] - m[r]).abs())
+                        .fold(0.0, f64::max)
+                }),
+                band_lower_bound: Some(q.band).filter(|b| b.is_finite()),
+                placebo_q05: quantile(&q.placebo_sims, 0.05),
+                floor_min: q.placebo.min,
+                band_gated: out.gated,
                 applied: knob.is_none() && fell_back == (0, 0),
                 not_applied_knob: knob.map(str::to_string),
                 effect_metric: effect.map(|e| e.0.to_string()),
@@ -180,6 +219,36 @@ impl Setup<'_> {
             });
         }
         rows
+    }
+}
+
+/// The exact (Clopper-Pearson) 95 % interval of a rate of `k` in `n`.
+fn clopper_pearson(k: usize, n: usize) -> (f64, f64) {
+    use crate::math::special::beta_quantile;
+    let (k, n) = (k as f64, n as f64);
+    let low = if k == 0.0 {
+        0.0
+    } else {
+        beta_quantile(k, n - k + 1.0, 0.025)
+    };
+    let high = if k == n {
+        1.0
+    } else {
+        beta_quantile(k + 1.0, n - k, 0.975)
+    };
+    (low, high)
+}
+
+/// The `q` quantile of `xs`, interpolated between order statistics as
+/// numpy's and R's defaults do.
+fn quantile(xs: &[f64], q: f64) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_unstable_by(f64::total_cmp);
+    let at = q * (v.len() - 1) as f64;
+    let (i, frac) = (at.floor() as usize, at - at.floor());
+    match v.get(i + 1) {
+        Some(next) => v[i] + frac * (next - v[i]),
+        None => v[i],
     }
 }
 

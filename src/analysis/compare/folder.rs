@@ -12,7 +12,12 @@ pub struct Request<'a> {
     pub metric: Option<&'a str>,
     /// A categorical outcome to compare instead of the metric.
     pub outcome: Option<&'a str>,
-    pub flip_below: f64,
+    /// `--flip-delta`: the per-seed change that is a flip, in the
+    /// metric's units [default: the metric's own, else a fifth of its
+    /// range].
+    pub flip_delta: Option<f64>,
+    /// `--flip-below s`: the same as a delta of (1 - s) times the range.
+    pub flip_below: Option<f64>,
     /// `--where`: the runs compared.
     pub filter: Option<&'a str>,
     pub testing: Testing,
@@ -45,11 +50,20 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
             "--sesoi {d}: the smallest effect of interest is a positive number in the metric's units, e.g. 0.05"
         )));
     }
-    if !(req.flip_below > 0.0 && req.flip_below <= 1.0) {
+    if let Some(s) = req.flip_below.filter(|s| !(*s > 0.0 && *s <= 1.0)) {
         return Err(Error::Usage(format!(
-            "--flip-below {}: allowed 0 < x <= 1",
-            req.flip_below
+            "--flip-below {s}: allowed 0 < x <= 1"
         )));
+    }
+    if let Some(d) = req.flip_delta.filter(|d| !(d.is_finite() && *d >= 0.0)) {
+        return Err(Error::Usage(format!(
+            "--flip-delta {d}: a per-seed change in the metric's units, 0 or more"
+        )));
+    }
+    if req.flip_delta.is_some() && req.flip_below.is_some() {
+        return Err(Error::Usage(
+            "--flip-delta and --flip-below say the same thing two ways: give one".into(),
+        ));
     }
     let model = results.model();
     let plan = &results.plan;
@@ -160,7 +174,12 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
             })?;
             Comparator::Metric {
                 name: metric.into(),
-                flip_below: req.flip_below,
+                flip_delta: match (req.flip_delta, req.flip_below, column.judge.flip_delta) {
+                    (Some(d), _, _) => d,
+                    (None, Some(s), _) => (1.0 - s) * (hi - lo),
+                    (None, None, Some(d)) => d,
+                    (None, None, None) => DEFAULT_FLIP_SHARE * (hi - lo),
+                },
                 lo,
                 hi,
             }
@@ -235,6 +254,10 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
         warnings,
     })
 }
+
+/// The share of a metric's range a seed must change by to flip, unless
+/// the metric or the call says otherwise (the old `--flip-below 0.8`).
+const DEFAULT_FLIP_SHARE: f64 = 0.2;
 
 /// A metric's range, when it has one a flip can be a share of.
 fn bounds_of(c: &crate::model::Column) -> Option<(f64, f64)> {

@@ -43,10 +43,11 @@ pub struct Testing {
 
 pub enum Comparator {
     /// A metric with declared bounds [lo, hi]; similarity
-    /// 1 - |x - y| / (hi - lo), a flip below `flip_below`.
+    /// 1 - |x - y| / (hi - lo); a seed flips when its values differ by
+    /// more than `flip_delta`, in the metric's units.
     Metric {
         name: String,
-        flip_below: f64,
+        flip_delta: f64,
         lo: f64,
         hi: f64,
     },
@@ -92,10 +93,22 @@ crate::record! {
         similarity_min: f64 [0.0, 1.0],
         /// seeds on which the baseline's placebo flipped
         placebo_flips: u64,
-        /// the placebo's lowest similarity (the null band's floor)
-        floor: f64 [0.0, 1.0],
+        /// the placebo's flip rate, Clopper-Pearson 95 % interval, low end
+        placebo_flip_low: f64 [0.0, 1.0],
+        /// the placebo's flip rate, Clopper-Pearson 95 % interval, high end
+        placebo_flip_high: f64 [0.0, 1.0],
+        /// the per-seed change that counts as a flip, in the metric's units (null for an outcome)
+        flip_delta: Option<f64>,
+        /// the largest per-seed |arm - baseline| in the metric
+        max_abs_diff: Option<f64>,
+        /// one-sided (1 - alpha) lower bound of the mean of placebo similarity less arm similarity; above 0 the arm is outside the null band (null: too few seeds to ever be)
+        band_lower_bound: Option<f64>,
+        /// the placebo's 5 % quantile of similarity: the descriptive noise level
+        placebo_q05: f64 [0.0, 1.0],
+        /// the placebo's lowest similarity (the old floor, reported only)
+        floor_min: f64 [0.0, 1.0],
         /// whether the band decided the verdict
-        floor_gated: bool,
+        band_gated: bool,
         /// every run read what the arm declared
         applied: bool,
         /// the first knob the arm declared that a run did not read
@@ -244,13 +257,20 @@ impl Setup<'_> {
         }
     }
 
-    /// The similarity below which a seed flips, and whether the placebo's
-    /// band may decide a verdict (only on a metric).
-    fn flip_below(&self) -> (f64, bool) {
-        match self.cmp {
-            Comparator::Metric { flip_below, .. } => (*flip_below, true),
-            Comparator::Outcome { .. } => (0.5, false),
+    /// Whether run `x`'s answer changed from run `y`'s.
+    fn flipped(&self, x: usize, y: usize) -> bool {
+        match (self.cmp, self.a.outcome, self.a.metric) {
+            (Comparator::Outcome { .. }, Some(o), _) => o[x] != o[y],
+            (Comparator::Metric { flip_delta, .. }, _, Some((_, m))) => {
+                super::verdict::flips(m[x], m[y], *flip_delta)
+            }
+            _ => unreachable!("a metric comparator has its metric"),
         }
+    }
+
+    /// Whether the placebo's band may decide a verdict (only on a metric).
+    fn band_gates(&self) -> bool {
+        matches!(self.cmp, Comparator::Metric { .. })
     }
 }
 

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use super::{BaselineRule, Comparator, CompareError, Setup};
 use crate::analysis::multiplicity::{fisher_greater, sign_test};
-use crate::analysis::permutation::{content_key, mc_cap, sign_flip, PMethod, PValue};
+use crate::analysis::permutation::{content_key, lower_bound, mc_cap, sign_flip, PMethod, PValue};
 use crate::analysis::verdict::SimStats;
 
 /// One arm against the baseline in one scenario, before the p-values of
@@ -18,6 +18,10 @@ pub(super) struct Pending {
     pub pairs: Vec<(usize, usize)>,
     pub stats: SimStats,
     pub placebo: SimStats,
+    /// The placebo's similarities, seed by seed.
+    pub placebo_sims: Vec<f64>,
+    /// The band's lower bound (minus infinity: too few seeds).
+    pub band: f64,
     /// The paired differences, for the p-value.
     pub diffs: Option<Vec<f64>>,
     /// Some difference is not zero, so there is something to test; rows
@@ -38,8 +42,10 @@ impl Setup<'_> {
             d, a, testing, at, ..
         } = self;
         let (base, placebo) = (self.base, self.placebo);
-        let (flip_below, _) = self.flip_below();
         let sim = |x: usize, y: usize| self.sim(x, y);
+        let flipped = |pairs: &[(usize, usize)]| -> Vec<bool> {
+            pairs.iter().map(|&(r, x)| self.flipped(x, r)).collect()
+        };
         let is_placebo: Vec<bool> = (0..d.variants.len())
             .map(|v| d.placebos.contains(&Some(v)))
             .collect();
@@ -79,15 +85,28 @@ impl Setup<'_> {
                     })
                     .collect()
             };
-            let placebo_sims: Vec<f64> = pair(placebo)?.iter().map(|&(r, x)| sim(x, r)).collect();
-            let placebo_stats = SimStats::of(&placebo_sims, flip_below);
+            let placebo_pairs = pair(placebo)?;
+            let placebo_sims: Vec<f64> = placebo_pairs.iter().map(|&(r, x)| sim(x, r)).collect();
+            let placebo_stats = SimStats::of(&placebo_sims, &flipped(&placebo_pairs));
+            // The placebo's similarity on each baseline run, for the band.
+            let placebo_at: std::collections::HashMap<usize, f64> = placebo_pairs
+                .iter()
+                .zip(&placebo_sims)
+                .map(|(&(r, _), &s)| (r, s))
+                .collect();
             for (v, &placebo_arm) in is_placebo.iter().enumerate() {
                 if v == base || placebo_arm {
                     continue;
                 }
                 let pairs = pair(v)?;
                 let sims: Vec<f64> = pairs.iter().map(|&(r, x)| sim(x, r)).collect();
-                let stats = SimStats::of(&sims, flip_below);
+                let stats = SimStats::of(&sims, &flipped(&pairs));
+                let gaps: Vec<f64> = pairs
+                    .iter()
+                    .zip(&sims)
+                    .filter_map(|(&(r, _), s)| Some(placebo_at.get(&r)? - s))
+                    .collect();
+                let band = lower_bound(&gaps, testing.alpha);
                 let diffs: Option<Vec<f64>> = a
                     .metric
                     .map(|(_, m)| pairs.iter().map(|&(r, x)| m[x] - m[r]).collect());
@@ -114,6 +133,8 @@ impl Setup<'_> {
                     pairs,
                     stats,
                     placebo: placebo_stats.clone(),
+                    placebo_sims: placebo_sims.clone(),
+                    band,
                     diffs,
                     testable,
                     key,
