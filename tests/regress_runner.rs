@@ -459,7 +459,7 @@ fn ctrl_c_stops_saves_and_says_how_to_resume() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(130), "{err}");
     assert!(
-        err.contains("interrupted;") && err.contains("run the same command to resume"),
+        err.contains("stopped by Ctrl-C") && err.contains("run the same command to resume"),
         "{err}"
     );
     assert!(!out.join("complete.json").exists());
@@ -471,4 +471,242 @@ fn ctrl_c_stops_saves_and_says_how_to_resume() {
         .assert()
         .success();
     witness().arg("verify").arg(&out).assert().success();
+}
+
+/// The folder's manifest, its tables, and the table named `name`.
+fn table_of(out: &Path, name: &str) -> witness::runner::tables::Table {
+    let text = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    let manifest =
+        witness::manifest::Manifest::parse("m.toml", &text, &witness::model::Registry::builtin())
+            .unwrap();
+    witness::runner::tables::tables(&manifest)
+        .into_iter()
+        .find(|t| t.name == name)
+        .unwrap()
+}
+
+/// Rewrites one float of a chunk's part, keeping its metadata (so its
+/// footer still says it is this chunk's, with the digest of the rows it
+/// had): only its rows tell.
+fn nudge_a_value_of_part(out: &Path, table: &str, chunk: u64) {
+    use witness::store::parquet;
+    let t = table_of(out, table);
+    let path = out
+        .join("parts")
+        .join(table)
+        .join(format!("chunk-{chunk:08}.parquet"));
+    let reader = parquet::open(&path).unwrap();
+    let kv = reader.metadata.clone();
+    let names = t.column_names();
+    let mut rows: Vec<_> = reader
+        .flat_map(|b| b.unwrap().rows(&names).unwrap())
+        .collect();
+    let column = t
+        .columns
+        .iter()
+        .position(|c| c.ty == witness::model::ColType::Float && !c.nullable)
+        .expect("a float column");
+    let row = rows.len() / 2;
+    let witness::params::Value::Float(x) = rows[row][column] else {
+        panic!("not a float");
+    };
+    rows[row][column] = witness::params::Value::Float(x + 1.0);
+    parquet::write(&path, &t.columns, [parquet::batch(&t.columns, &rows)], &kv).unwrap();
+}
+
+/// Two shards of SMALL (16 chunks: shard 1 of 2 owns the odd ones) into
+/// `dir`, not merged.
+fn two_shards(m: &Path, dir: &Path) {
+    for k in ["0/2", "1/2"] {
+        witness()
+            .args(["run", "-q", "--shard", k, "--out"])
+            .arg(dir)
+            .arg(m)
+            .assert()
+            .success();
+    }
+}
+
+fn stderr_of(o: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&o.get_output().stderr).to_string()
+}
+
+#[test]
+fn a_shard_rerun_rewrites_a_missing_or_damaged_part_it_owns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "s.toml", SMALL);
+    let single = tmp.path().join("single");
+    run_ok(&m, &single);
+    let dir = tmp.path().join("sharded");
+    two_shards(&m, &dir);
+    // One trajectories part of shard 1/2 goes; its runs part stays.
+    std::fs::remove_file(dir.join("parts/trajectories/chunk-00000003.parquet")).unwrap();
+    let o = witness().args(["merge", "-q"]).arg(&dir).assert().code(1);
+    let err = stderr_of(&o);
+    assert!(
+        err.contains("chunk 3 (runs 12..16)") && err.contains("rerun the shards that own them"),
+        "{err}"
+    );
+    let shards = witness().arg("shards").arg(&dir).output().unwrap();
+    // Following the advice repairs it: the shard runs that chunk again.
+    let o = witness()
+        .args(["run", "--shard", "1/2", "--out"])
+        .arg(&dir)
+        .arg(&m)
+        .assert()
+        .success();
+    let err = stderr_of(&o);
+    assert!(
+        err.contains("32 runs (4 executed, 7 chunk(s) resumed)"),
+        "{err}"
+    );
+    assert!(err.contains("chunk 3 (runs 12..16)"), "{err}");
+    // `shards` said which shard that was.
+    let said = String::from_utf8_lossy(&shards.stdout);
+    assert_eq!(shards.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("shard 0/2  complete") && said.contains("shard 1/2  partial (7 of 8 chunks)"),
+        "{said}"
+    );
+    // A part whose rows were changed (its footer intact) is rewritten too.
+    nudge_a_value_of_part(&dir, "runs", 5);
+    let o = witness()
+        .args(["run", "--shard", "1/2", "--out"])
+        .arg(&dir)
+        .arg(&m)
+        .assert()
+        .success();
+    let err = stderr_of(&o);
+    assert!(err.contains("(4 executed, 7 chunk(s) resumed)"), "{err}");
+    assert!(err.contains("chunk 5 (runs 20..24)"), "{err}");
+    witness().args(["merge", "-q"]).arg(&dir).assert().success();
+    let mut got = data_files(&dir);
+    got.retain(|k, _| !k.starts_with("timing"));
+    assert!(got == data_files(&single), "the merged tables differ");
+}
+
+#[test]
+fn run_and_merge_recompute_a_part_whose_rows_no_longer_match_its_digest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "s.toml", SMALL);
+    let single = tmp.path().join("single");
+    run_ok(&m, &single);
+    // `run` on a folder of parts assembles them from their files.
+    let dir = tmp.path().join("run");
+    two_shards(&m, &dir);
+    nudge_a_value_of_part(&dir, "trajectories", 5);
+    let o = witness()
+        .args(["run", "-q", "--out"])
+        .arg(&dir)
+        .arg(&m)
+        .assert()
+        .success();
+    let err = stderr_of(&o);
+    assert!(
+        data_files(&dir) == data_files(&single),
+        "the final tables hold the changed value"
+    );
+    assert!(
+        err.contains("chunk 5 (runs 20..24)") && err.contains("digest"),
+        "the damaged chunk is not named: {err}"
+    );
+    witness().arg("verify").arg(&dir).assert().success();
+    // `merge` checks the digests too: it removes the chunk and says whose
+    // shard to run again, which then repairs it.
+    let dir = tmp.path().join("merged");
+    two_shards(&m, &dir);
+    nudge_a_value_of_part(&dir, "trajectories", 6);
+    let o = witness().args(["merge", "-q"]).arg(&dir).assert().code(1);
+    let err = stderr_of(&o);
+    assert!(
+        err.contains("chunk 6 (runs 24..28)") && err.contains("rerun the shards that own them"),
+        "{err}"
+    );
+    assert!(!dir.join("complete.json").exists());
+    witness()
+        .args(["run", "-q", "--shard", "0/2", "--out"])
+        .arg(&dir)
+        .arg(&m)
+        .assert()
+        .success();
+    witness().args(["merge", "-q"]).arg(&dir).assert().success();
+    let mut got = data_files(&dir);
+    got.retain(|k, _| !k.starts_with("timing"));
+    assert!(got == data_files(&single), "the merged tables differ");
+}
+
+/// A lock file saying this test's own process (alive) runs `shard`.
+fn hold_lock(dir: &Path, shard: &str) -> (std::path::PathBuf, String) {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "unknown-host".into());
+    let text = serde_json::json!({
+        "host": host,
+        "pid": std::process::id(),
+        "start": 0,
+        "since": 0,
+    })
+    .to_string();
+    let path = dir.join(format!(".shard-{shard}.lock"));
+    std::fs::write(&path, &text).unwrap();
+    (path, text)
+}
+
+#[test]
+fn a_complete_folder_is_known_complete_before_any_lock_is_taken() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write_manifest(tmp.path(), "s.toml", SMALL);
+    let out = tmp.path().join("out");
+    run_ok(&m, &out);
+    let before = common::snapshot(&out);
+    // Whether or not permissions stop this user (root ignores them), a
+    // lock held by a live process shows whether `run` goes for the lock:
+    // it would wait for it or stop (exit 2). A complete folder needs none.
+    for (shard, says) in [(None, "already complete"), (Some("1/2"), "already merged")] {
+        let (lock, text) = hold_lock(&out, &shard.unwrap_or("0/1").replace('/', "-of-"));
+        let mut cmd = witness();
+        cmd.arg("run");
+        if let Some(k) = shard {
+            cmd.args(["--shard", k]);
+        }
+        let o = cmd.arg("--out").arg(&out).arg(&m).assert().success();
+        assert!(stderr_of(&o).contains(says), "{}", stderr_of(&o));
+        assert_eq!(
+            std::fs::read_to_string(&lock).unwrap(),
+            text,
+            "the lock was touched"
+        );
+        std::fs::remove_file(&lock).unwrap();
+    }
+    assert!(common::snapshot(&out) == before, "the folder changed");
+    // A read-only copy.
+    let ro = tmp.path().join("read-only");
+    std::fs::create_dir_all(&ro).unwrap();
+    for (name, bytes) in &before {
+        std::fs::write(ro.join(name), bytes).unwrap();
+    }
+    let chmod = |mode: &str| {
+        assert!(std::process::Command::new("chmod")
+            .args(["-R", mode])
+            .arg(&ro)
+            .status()
+            .unwrap()
+            .success());
+    };
+    chmod("a-w");
+    let probe = ro.join("probe");
+    if std::fs::write(&probe, "x").is_ok() {
+        // Root: permission bits stop no write; the held lock above is
+        // what shows no lock is taken.
+        let _ = std::fs::remove_file(&probe);
+        eprintln!("note: running as a user whom permissions do not stop (root); the read-only run is covered by the held lock");
+    } else {
+        let o = witness().args(["run", "--out"]).arg(&ro).arg(&m).assert();
+        let code = o.get_output().status.code();
+        let err = stderr_of(&o);
+        chmod("u+w");
+        assert_eq!(code, Some(0), "{err}");
+        assert!(err.contains("already complete"), "{err}");
+    }
+    chmod("u+w");
 }

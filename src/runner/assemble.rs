@@ -17,15 +17,16 @@ use super::RunError;
 use crate::grid::Plan;
 use crate::model::Registry;
 use crate::policy::log;
-use crate::store::digest::{combine, file_sha256};
+use crate::store::digest::{combine, file_sha256, RowDigest};
+use crate::store::parquet::{self, Batch};
 use crate::store::seal::{block_chunks, Seal, SealedFile, SealedTable};
-use crate::store::{parquet, FileMeta, StoreError};
+use crate::store::{FileMeta, StoreError};
 
 /// Why assembly stopped.
 pub enum Assembly {
-    /// These chunks' parts are missing, damaged or someone else's: run them
-    /// again.
-    Damaged(Vec<u64>),
+    /// These chunks' parts are missing, damaged or someone else's (with
+    /// what is wrong with the first such part of each): run them again.
+    Damaged(Vec<(u64, String)>),
     Failed(RunError),
 }
 
@@ -35,27 +36,110 @@ impl From<RunError> for Assembly {
     }
 }
 
-/// The chunks whose part of some table is missing, unreadable or not
-/// this chunk's.
-fn damaged_chunks(plan: &Plan, layout: &Layout, tables: &[Table]) -> Vec<u64> {
-    (0..plan.chunk_count())
-        .filter(|&c| {
-            tables.iter().any(|t| {
-                let m = parquet::metadata(&layout.part(t.name, c))
-                    .ok()
-                    .and_then(|kv| FileMeta::from_kv(&kv).ok());
-                !m.is_some_and(|m| chunk::belongs(&m, plan, t.name, c))
-            })
+/// A chunk's part of a table read back whole: its batches, and the
+/// digest and row count its footer records, which its rows match.
+struct Part {
+    batches: Vec<Batch>,
+    digest: String,
+    rows: u64,
+}
+
+/// Reads a chunk's part of `table` and checks it: a file that reads, a
+/// footer saying it is this chunk's, and rows whose digest is the one
+/// recorded when the part was written (so a changed value is caught
+/// before it is assembled). `Err` says what is wrong with it.
+fn read_part(plan: &Plan, layout: &Layout, table: &str, c: u64) -> Result<Part, String> {
+    let path = layout.part(table, c);
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let reader = parquet::open(&path).map_err(|e| at(&e))?;
+    let meta = FileMeta::from_kv(&reader.metadata)
+        .ok()
+        .filter(|m| chunk::belongs(m, plan, table, c))
+        .ok_or_else(|| at(&"not this chunk's part (another manifest's or chunk's)"))?;
+    let mut digest = RowDigest::new();
+    let mut batches = Vec::new();
+    for b in reader {
+        let b = b.map_err(|e| at(&e))?;
+        digest.add_batch(&b).map_err(|e| at(&e))?;
+        batches.push(b);
+    }
+    let (rows, digest) = (digest.rows(), digest.finish());
+    if Some(rows) != meta.rows || Some(&digest) != meta.digest.as_ref() {
+        return Err(at(&format!(
+            "its rows do not match the digest it recorded when it was written \
+             ({rows} rows, digest {digest}; recorded: {} rows, digest {})",
+            meta.rows.unwrap_or(0),
+            meta.digest.unwrap_or_default()
+        )));
+    }
+    Ok(Part {
+        batches,
+        digest,
+        rows,
+    })
+}
+
+/// What is wrong with chunk `c`'s parts, if anything: the first of its
+/// tables whose part is missing, unreadable, not this chunk's, or holds
+/// rows other than those it recorded. Reads every part in full.
+pub(super) fn chunk_problem(
+    plan: &Plan,
+    layout: &Layout,
+    tables: &[Table],
+    c: u64,
+) -> Option<String> {
+    tables
+        .iter()
+        .find_map(|t| read_part(plan, layout, t.name, c).err())
+}
+
+/// Whether every table's part of chunk `c` is there and says it is this
+/// chunk's (footers only: cheap, but blind to a changed value).
+pub(super) fn parts_present(plan: &Plan, layout: &Layout, tables: &[Table], c: u64) -> bool {
+    tables.iter().all(|t| {
+        parquet::metadata(&layout.part(t.name, c))
+            .ok()
+            .and_then(|kv| FileMeta::from_kv(&kv).ok())
+            .is_some_and(|m| chunk::belongs(&m, plan, t.name, c))
+    })
+}
+
+/// Every chunk with a part that cannot be assembled, and why, found by
+/// reading every part on disk (parts kept in memory are this process's
+/// own rows, and are used instead of their files); `found` are those
+/// assembly stopped at, kept even if they read well now.
+fn damaged_chunks(
+    plan: &Plan,
+    layout: &Layout,
+    tables: &[Table],
+    kept: &Kept,
+    found: Vec<(u64, String)>,
+) -> Vec<(u64, String)> {
+    let mut all: Vec<(u64, String)> = (0..plan.chunk_count())
+        .into_par_iter()
+        .filter_map(|c| {
+            let on_disk = tables
+                .iter()
+                .filter(|t| kept.with(t.name, c, |_| ()).is_none());
+            on_disk
+                .into_iter()
+                .find_map(|t| read_part(plan, layout, t.name, c).err())
+                .map(|why| (c, why))
         })
-        .collect()
+        .collect();
+    all.extend(found);
+    all.sort_by_key(|d| d.0);
+    all.dedup_by_key(|d| d.0);
+    all
 }
 
 /// Streams every part of every table into the final files (going on from
 /// where a table's stream got while the chunks ran), checking that each
-/// part is its chunk's (a damaged one stops the table's file before it
-/// replaces anything) and that the runs parts hold exactly runs 0..total
-/// in order; writes the seal; then removes the parts. Returns the runs
-/// whose identities failed.
+/// part read from disk is its chunk's and holds the rows whose digest it
+/// recorded (a damaged one stops the table's file before it replaces
+/// anything) and that the runs parts hold exactly runs 0..total in order;
+/// writes the seal; then removes the parts. Returns the runs whose
+/// identities failed.
 pub fn assemble(
     plan: &Plan,
     layout: &Layout,
@@ -72,9 +156,24 @@ pub fn assemble(
         .enumerate()
         .map(|(i, t)| {
             let stream = streams.take(i);
-            assemble_table(plan, layout, tables, kept, stream, t, chunks, per_block)
+            assemble_table(plan, layout, kept, stream, t, chunks, per_block)
         })
         .collect();
+    // A damaged part anywhere is mended by running its chunk again: find
+    // every such chunk at once, so one pass of reruns heals them all.
+    let found: Vec<(u64, String)> = done
+        .iter()
+        .filter_map(|d| match d {
+            Err(Assembly::Damaged(d)) => Some(d.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    if !found.is_empty() {
+        return Err(Assembly::Damaged(damaged_chunks(
+            plan, layout, tables, kept, found,
+        )));
+    }
     let mut failures = Vec::new();
     let mut sealed = Vec::new();
     for d in done {
@@ -104,7 +203,6 @@ pub fn assemble(
 fn assemble_table(
     plan: &Plan,
     layout: &Layout,
-    tables: &[Table],
     kept: &Kept,
     stream: Option<Stream>,
     table: &Table,
@@ -122,7 +220,7 @@ fn assemble_table(
         None => (None, 0, Vec::new(), Tally::default()),
     };
     let mut problem: Option<Assembly> = None;
-    let mut foreign = false;
+    let mut damaged: Option<(u64, String)> = None;
     let batches = (start..chunks).flat_map(|c| {
         // A part this process wrote and kept is encoded from memory, in
         // the pieces its file would be read in (the same bytes result).
@@ -133,27 +231,16 @@ fn assemble_table(
         if let Some(pieces) = from_memory {
             return pieces;
         }
-        let path = layout.part(table.name, c);
-        let located = |e: StoreError| StoreError::Format(format!("{}: {e}", path.display()));
-        let reader = match parquet::open(&path) {
-            Ok(r) => r,
-            Err(e) => {
-                foreign = true;
-                return vec![Err(located(e))];
+        // A part from disk is read whole and its rows checked against
+        // the digest it recorded before any of them goes in.
+        match read_part(plan, layout, table.name, c) {
+            Ok(part) => {
+                rec.push((part.digest, part.rows));
+                part.batches.into_iter().map(Ok).collect()
             }
-        };
-        match FileMeta::from_kv(&reader.metadata) {
-            Ok(m) if chunk::belongs(&m, plan, table.name, c) => {
-                rec.push((m.digest.unwrap_or_default(), m.rows.unwrap_or(0)));
-                let read: Vec<_> = reader.map(|b| b.map_err(&located)).collect();
-                foreign |= read.iter().any(Result::is_err);
-                read
-            }
-            _ => {
-                foreign = true;
-                vec![Err(located(StoreError::Format(
-                    "not this chunk's part".into(),
-                )))]
+            Err(why) => {
+                damaged = Some((c, why.clone()));
+                vec![Err(StoreError::Format(why))]
             }
         }
     });
@@ -175,10 +262,8 @@ fn assemble_table(
     // Only a part that does not read back is damaged: an error writing
     // the final file (a full disk) is the environment's, and rerunning
     // chunks would not mend it.
-    if foreign {
-        // Find every damaged chunk of every table at once, so one pass
-        // of reruns heals them all.
-        return Err(Assembly::Damaged(damaged_chunks(plan, layout, tables)));
+    if let Some(d) = damaged {
+        return Err(Assembly::Damaged(vec![d]));
     }
     if let Err(e) = written {
         return Err(problem.unwrap_or(Assembly::Failed(RunError::write(&path, e))));
@@ -312,16 +397,20 @@ pub fn merge(dir: &Path, registry: &Registry) -> Result<Vec<(u64, String)>, RunE
     match assemble(&plan, &layout, &tables, &Kept::new(0), &Streams::default()) {
         Ok(f) => Ok(f),
         Err(Assembly::Failed(e)) => Err(e),
-        Err(Assembly::Damaged(chunks)) => {
-            for &c in &chunks {
-                chunk::remove(&layout, &tables, c, &Kept::new(0))?;
+        Err(Assembly::Damaged(damaged)) => {
+            for (c, _) in &damaged {
+                chunk::remove(&layout, &tables, *c, &Kept::new(0))?;
             }
+            let chunks: Vec<u64> = damaged.iter().map(|d| d.0).collect();
             Err(incomplete(
                 &plan,
                 dir,
                 &chunks,
                 "damaged or written for another manifest, and were removed",
-                "rerun the shards that own them, then merge again",
+                &format!(
+                    "rerun the shards that own them, then merge again (the first: {})",
+                    damaged[0].1
+                ),
             ))
         }
     }

@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use super::assemble::{assemble, Assembly};
+use super::assemble::{assemble, chunk_problem, Assembly};
 use super::kept::Kept;
 use super::layout::Layout;
 use super::stream::Streams;
@@ -16,6 +16,9 @@ use super::{
 use crate::grid::Plan;
 use crate::policy::Policies;
 use crate::store::commit::Committer;
+
+/// Chunks run again for damaged parts named on stderr, one line each.
+const SAID: usize = 10;
 
 /// What a run into a folder works with.
 pub(super) struct Job<'a> {
@@ -57,14 +60,31 @@ impl Job<'_> {
         let mut seen = 0;
         loop {
             report.chunks = plan.chunk_count();
-            let mut todo = Vec::new();
-            for c in (seen..plan.chunk_count()).filter(|&c| self.mine(c)) {
-                if chunk::done(self.work, plan, c) {
-                    report.chunks_resumed += 1;
-                    (self.progress)(Progress::Resumed(plan.chunk_runs(c).count() as u64));
-                } else {
-                    todo.push(c);
-                }
+            let (mut resumed, mut todo): (Vec<u64>, Vec<u64>) = (seen..plan.chunk_count())
+                .filter(|&c| self.mine(c))
+                .partition(|&c| chunk::done(self.work, plan, c));
+            if self.shard.count > 1 && !resumed.is_empty() {
+                // A shard has no assembly to find a damaged part for it, so
+                // it reads back the parts of the chunks it resumes, and
+                // runs again any chunk with a part missing or damaged (as
+                // a plain run's assembly does): `merge` then finds them
+                // whole, and its advice to rerun the owning shard works.
+                let damaged: Vec<(u64, String)> = pool.install(|| {
+                    resumed
+                        .par_iter()
+                        .filter_map(|&c| {
+                            chunk_problem(plan, self.work, self.tables, c).map(|why| (c, why))
+                        })
+                        .collect()
+                });
+                let redo = self.redo(plan, &damaged, report)?;
+                resumed.retain(|c| !redo.contains(c));
+                todo.extend(redo);
+                todo.sort_unstable();
+            }
+            for &c in &resumed {
+                report.chunks_resumed += 1;
+                (self.progress)(Progress::Resumed(plan.chunk_runs(c).count() as u64));
             }
             seen = plan.chunk_count();
             if !self.chunks(&pool, plan, &todo, report)? {
@@ -105,22 +125,20 @@ impl Job<'_> {
                     report.assembled = true;
                     break;
                 }
-                Err(Assembly::Damaged(chunks)) if pass == 0 => {
-                    for &c in &chunks {
-                        chunk::remove(self.work, self.tables, c, &self.kept)?;
-                    }
-                    report.redone.extend(&chunks);
+                Err(Assembly::Damaged(damaged)) if pass == 0 => {
+                    let chunks = self.redo(plan, &damaged, report)?;
                     if !self.chunks(&pool, plan, &chunks, report)? {
                         return Ok(());
                     }
                 }
-                Err(Assembly::Damaged(chunks)) => {
+                Err(Assembly::Damaged(damaged)) => {
+                    let chunks: Vec<u64> = damaged.iter().map(|d| d.0).collect();
                     return Err(RunError::Incomplete {
                         dir: self.work.dir.display().to_string(),
                         message: format!(
                             "chunks {chunks:?} were damaged again after being run again"
                         ),
-                    })
+                    });
                 }
                 Err(Assembly::Failed(e)) => return Err(e),
             }
@@ -130,6 +148,32 @@ impl Job<'_> {
                 .promote(self.work, &table_names(self.tables), &plan.manifest.sources)?;
         }
         Ok(())
+    }
+
+    /// Says on stderr which chunks have damaged parts and why, and removes
+    /// their parts so that they count as not done; returns the chunks, to
+    /// be run again.
+    fn redo(
+        &self,
+        plan: &Plan,
+        damaged: &[(u64, String)],
+        report: &mut Report,
+    ) -> Result<Vec<u64>, RunError> {
+        for (k, (c, why)) in damaged.iter().enumerate() {
+            let runs = plan.chunk_runs(*c);
+            match k {
+                0..SAID => eprintln!(
+                    "chunk {c} (runs {}..{}) is run again: {why}",
+                    runs.start, runs.end
+                ),
+                SAID => eprintln!("and {} more chunk(s)", damaged.len() - SAID),
+                _ => {}
+            }
+            chunk::remove(self.work, self.tables, *c, &self.kept)?;
+        }
+        let chunks: Vec<u64> = damaged.iter().map(|d| d.0).collect();
+        report.redone.extend(&chunks);
+        Ok(chunks)
     }
 
     /// Runs `todo` over the pool; false when Ctrl-C stopped it.

@@ -126,6 +126,32 @@ impl Layout {
         Layout::new(&self.dir.join(format!(".staging-{}", &hash[..12])))
     }
 
+    /// Whether the folder holds `m`'s text and a copy of every file it
+    /// reads, and nothing a run would tidy (parts, a staging folder,
+    /// temporaries): what a finished run of `m` leaves. Reads only, so a
+    /// run can tell a complete folder before it writes or locks anything.
+    pub fn settled_for(&self, m: &Manifest) -> bool {
+        let tidy = |d: &Path| {
+            fs::read_dir(d).is_ok_and(|entries| {
+                entries.flatten().all(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    !atomic::is_temporary(&name) && !name.starts_with(".staging-")
+                })
+            })
+        };
+        let logs = self.dir.join("policy-log");
+        fs::read_to_string(self.manifest()).ok().as_deref() == Some(m.text.as_str())
+            && self.changed_source(m).is_none()
+            && !self.parts().exists()
+            && tidy(&self.dir)
+            && fs::read_dir(&logs).map_or(true, |sub| {
+                sub.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .all(|p| tidy(&p))
+            })
+    }
+
     /// The first file `m` reads whose copy here is missing or differs.
     fn changed_source<'m>(&self, m: &'m Manifest) -> Option<&'m crate::manifest::Source> {
         m.sources.iter().find(|s| !self.has_copy(s))

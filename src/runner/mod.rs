@@ -244,6 +244,11 @@ pub fn execute(
     let target = Layout::new(dir);
     let tables = tables(&plan.manifest);
     let shard = opts.shard.unwrap_or(Shard { index: 0, count: 1 });
+    // A complete folder is known before anything is locked or written.
+    if let Some((plan, report)) = sealed::settled(plan, &target, &tables, shard)? {
+        progress(Progress::Planned(plan.total));
+        return Ok(report);
+    }
     let work = target.prepare(&plan.manifest, opts.force, shard.count > 1)?;
     let _lock = lock::acquire(&target.dir, shard, opts.wait)?;
     // Another shard may be writing into this folder right now: its
@@ -271,17 +276,10 @@ pub fn execute(
         report.rebuilt = Some(why.clone());
     }
     if sealed == Sealed::Whole {
-        report.already_complete = true;
-        report.chunks = plan.chunk_count();
-        report.chunks_done = report.chunks;
-        report.runs_in_shard = (0..plan.chunk_count())
-            .filter(|&c| shard.owns(c))
-            .map(|c| plan.chunk_runs(c).count() as u64)
-            .sum();
+        sealed::report_complete(&plan, &work, shard, &mut report)?;
         if shard.count == 1 {
             remove_parts(&work)?;
         }
-        report.failures = failures_in(&work.table("runs"))?;
         if work.is_staging() {
             target.promote(&work, &table_names(&tables), &plan.manifest.sources)?;
         }

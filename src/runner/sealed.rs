@@ -5,7 +5,7 @@
 
 use super::layout::Layout;
 use super::tables::Table;
-use super::RunError;
+use super::{assemble::failures_in, race, Report, RunError, Shard};
 use crate::grid::Plan;
 use crate::store::seal::{self, Seal};
 
@@ -45,6 +45,47 @@ pub fn seal_state(plan: &Plan, layout: &Layout, tables: &[Table]) -> Result<Seal
 /// shard must not remove a seal other processes may be reading.
 pub fn is_whole(plan: &Plan, layout: &Layout, tables: &[Table]) -> bool {
     matches!(Seal::read(&layout.dir), Ok(Some(seal)) if stale_because(plan, layout, tables, &seal).is_none())
+}
+
+/// Fills in what a run reports of a folder it finds complete.
+pub(super) fn report_complete(
+    plan: &Plan,
+    layout: &Layout,
+    shard: Shard,
+    report: &mut Report,
+) -> Result<(), RunError> {
+    report.already_complete = true;
+    report.chunks = plan.chunk_count();
+    report.chunks_done = report.chunks;
+    report.runs_in_shard = (0..plan.chunk_count())
+        .filter(|&c| shard.owns(c))
+        .map(|c| plan.chunk_runs(c).count() as u64)
+        .sum();
+    report.failures = failures_in(&layout.table("runs"))?;
+    Ok(())
+}
+
+/// The report of a run into a folder already complete for `plan` with
+/// nothing to tidy, found by reading alone, before any lock is taken or
+/// anything written: so finished results can be run again where they
+/// cannot be written (a read-only copy, an archive). `None` sends the run
+/// the usual way (which repairs, tidies or resumes under its lock).
+pub(super) fn settled(
+    plan: &Plan,
+    layout: &Layout,
+    tables: &[Table],
+    shard: Shard,
+) -> Result<Option<(Plan, Report)>, RunError> {
+    if !layout.dir.is_dir() || !layout.settled_for(&plan.manifest) {
+        return Ok(None);
+    }
+    let mut plan = plan.clone();
+    if race::grow(&mut plan, layout).is_err() || !is_whole(&plan, layout, tables) {
+        return Ok(None);
+    }
+    let mut report = Report::default();
+    report_complete(&plan, layout, shard, &mut report)?;
+    Ok(Some((plan, report)))
 }
 
 /// Whether the folder holds this plan's complete results (see `Sealed`).

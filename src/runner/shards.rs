@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::chunk::done;
+use super::assemble::parts_present;
 use super::layout::Layout;
 use super::tables::tables;
 use super::{is_complete, RunError};
@@ -51,7 +51,8 @@ pub fn status(dir: &Path, count: Option<u64>, registry: &Registry) -> Result<Sta
     let layout = Layout::new(dir);
     let plan = layout.read_plan(registry)?;
     let recorded = recorded_counts(dir);
-    let merged = is_complete(&plan, &layout, &tables(&plan.manifest))?;
+    let tables = tables(&plan.manifest);
+    let merged = is_complete(&plan, &layout, &tables)?;
     let count = match (count, recorded.as_slice()) {
         (Some(n), _) if n >= 1 => n,
         (Some(_), _) => return Err(usage("--count must be at least 1")),
@@ -81,7 +82,11 @@ pub fn status(dir: &Path, count: Option<u64>, registry: &Registry) -> Result<Sta
                 done: if merged {
                     mine.len() as u64
                 } else {
-                    mine.iter().filter(|&&c| done(&layout, &plan, c)).count() as u64
+                    // Every table's part, not only the runs part that marks a
+                    // chunk done: a shard with a part gone is not complete.
+                    mine.iter()
+                        .filter(|&&c| parts_present(&plan, &layout, &tables, c))
+                        .count() as u64
                 },
             }
         })

@@ -13,6 +13,7 @@ use arrow_array::{
 use arrow_buffer::{BooleanBuffer, NullBuffer};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
+use super::digest::{FixedCells, RowDigest};
 use super::StoreError;
 use crate::model::{Cells, ColType, Column, ColumnValues, Columns, Row};
 use crate::params::Value;
@@ -83,6 +84,36 @@ fn array(values: ColumnValues) -> ArrayRef {
             Arc::new(b.finish())
         }
     }
+}
+
+/// One Arrow array of a type witness writes as a column of cells.
+fn column_values(a: &ArrayRef) -> Result<ColumnValues, StoreError> {
+    let valid = a.nulls().map(|n| n.iter().collect::<Vec<bool>>());
+    let any = a.as_any();
+    let cells = if let Some(x) = any.downcast_ref::<Int64Array>() {
+        Cells::Int(x.values().to_vec())
+    } else if let Some(x) = any.downcast_ref::<Float64Array>() {
+        Cells::Float(x.values().to_vec())
+    } else if let Some(x) = any.downcast_ref::<BooleanArray>() {
+        Cells::Bool(x.values().iter().collect())
+    } else if let Some(x) = any.downcast_ref::<StringArray>() {
+        Cells::Str((0..x.len()).map(|i| x.value(i).to_string()).collect())
+    } else if let Some(x) = any.downcast_ref::<ListArray>() {
+        let lists = (0..x.len()).map(|i| {
+            let inner = x.value(i);
+            let ints = inner.as_any().downcast_ref::<Int64Array>().ok_or_else(|| {
+                StoreError::Format(format!("a list column holds {}", inner.data_type()))
+            })?;
+            Ok(ints.values().to_vec())
+        });
+        Cells::IntList(lists.collect::<Result<_, StoreError>>()?)
+    } else {
+        return Err(StoreError::Format(format!(
+            "a column of type {}, which witness does not write",
+            a.data_type()
+        )));
+    };
+    Ok(ColumnValues { cells, valid })
 }
 
 /// A table built column by column (in `columns` order) as a batch to write.
@@ -224,6 +255,51 @@ impl Batch {
         (0..self.0.num_rows())
             .map(|i| columns.iter().map(|c| cell(*c, i)).collect())
             .collect()
+    }
+
+    /// Adds the rows to a digest as `RowDigest::add_columns` of the rows
+    /// it was made from would. Numbers are read where they lie: a batch of
+    /// flags, integers and floats without nulls (a part's trajectory rows)
+    /// is digested without copying it out.
+    pub fn digest_into(&self, d: &mut RowDigest) -> Result<(), StoreError> {
+        let arrays = self.0.columns();
+        let bools: Vec<Option<Vec<bool>>> = arrays
+            .iter()
+            .map(|a| {
+                let b = a.as_any().downcast_ref::<BooleanArray>()?;
+                Some(b.values().iter().collect())
+            })
+            .collect();
+        let fixed: Option<Vec<FixedCells>> = arrays
+            .iter()
+            .zip(&bools)
+            .map(|(a, bools)| {
+                if a.null_count() > 0 {
+                    return None;
+                }
+                let any = a.as_any();
+                if let Some(b) = bools {
+                    Some(FixedCells::Bool(b))
+                } else if let Some(x) = any.downcast_ref::<Int64Array>() {
+                    Some(FixedCells::Int(x.values()))
+                } else {
+                    let x = any.downcast_ref::<Float64Array>()?;
+                    Some(FixedCells::Float(x.values()))
+                }
+            })
+            .collect();
+        match fixed {
+            Some(fixed) => d.add_fixed(&fixed, self.num_rows()),
+            None => d.add_column_values(&self.column_values()?, self.num_rows()),
+        }
+        Ok(())
+    }
+
+    /// The columns as witness holds rows in memory, copied out of the
+    /// arrays (numbers and flags as they are, no `Value` per cell), so
+    /// rows read back can be digested as rows written were.
+    pub fn column_values(&self) -> Result<Vec<ColumnValues>, StoreError> {
+        self.0.columns().iter().map(column_values).collect()
     }
 
     /// The integers of a named int64 column, with no nulls.
