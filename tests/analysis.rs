@@ -571,3 +571,37 @@ fn quorum_knobs_says_no_row_can_reach_holm_significance_and_how_many_seeds_would
         "{doc}"
     );
 }
+
+#[test]
+fn a_metric_without_bounds_is_compared_by_order_with_never_cleared_as_worst() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = shipped("compare-policies", tmp.path());
+    let rows = compare_rows(&out, &["--metric", "first_clear_round"]);
+    let doc: Json =
+        serde_json::from_slice(&std::fs::read(out.join("compare.json")).unwrap()).unwrap();
+    assert_eq!(doc["comparator_kind"], "ordinal");
+    for r in &rows {
+        assert_eq!(r["p_method"], "exact-sign-test", "{r}");
+        assert_eq!(r["direction"], "lower", "{r}");
+        assert_eq!(
+            r["left_out"], 0,
+            "never cleared is worst, not left out: {r}"
+        );
+        let nb = r["effect_mean"].as_f64().unwrap();
+        assert!((-1.0..=1.0).contains(&nb), "{r}");
+        if r["testable"] == true {
+            let (lo, hi) = (
+                r["effect_ci_low"].as_f64().unwrap(),
+                r["effect_ci_high"].as_f64().unwrap(),
+            );
+            assert!(lo <= nb && nb <= hi, "{r}");
+        }
+    }
+    // Trust-v1 clears the mistake sooner on every seed of small_world: a
+    // net benefit of +1, 20 wins and no loss, sign test p = 2 / 2^20.
+    let trust = row(&rows, "truth=false, graph=small_world", "trust");
+    assert_eq!(trust["effect_mean"], 1.0, "{trust}");
+    assert_eq!(trust["p_value"].as_f64().unwrap(), 2.0 / 1_048_576.0);
+    assert_eq!(trust["effect_verdict"], "better", "{trust}");
+    assert!(trust["median_diff"].as_f64().unwrap() < 0.0, "{trust}");
+}

@@ -409,7 +409,7 @@ policy = "ladder"
     for r in rows {
         // The baseline reruns identically, so it is stable, with floor 1.
         assert_eq!(
-            (r["placebo_flips"].as_u64(), r["floor"].as_f64()),
+            (r["placebo_flips"].as_u64(), r["floor_min"].as_f64()),
             (Some(0), Some(1.0))
         );
         // Similarity is on correct_pct's declared 0..=100 scale.

@@ -107,7 +107,11 @@ pub fn compare(a: &CompareArgs, registry: &Registry) -> Result<u8> {
         // The runs the verdicts are over: all, or those --where kept.
         "where": a.filter,
         "comparator": report.comparator.name(),
-        "comparator_kind": if domain { "domain" } else { "metric" },
+        "comparator_kind": match report.comparator {
+            Comparator::Outcome { .. } => "domain",
+            Comparator::Ordinal { .. } => "ordinal",
+            Comparator::Metric { .. } => "metric",
+        },
         "placebo": report.placebo,
         "flip_delta": report.rows.first().and_then(|r| r.flip_delta),
         "effect": report.metric.map(|m| serde_json::json!({ "metric": m,

@@ -3,6 +3,7 @@
 //! bootstrap interval, and how p-values are printed.
 
 use super::effect::{self, EffectWord};
+use super::ordinal;
 use super::pairs::Pending;
 use super::{Comparator, CompareRow, Setup};
 use crate::analysis::verdict::{verdict, Case};
@@ -21,8 +22,10 @@ impl Setup<'_> {
         let gates = self.band_gates();
         let flip_delta = match cmp {
             Comparator::Metric { flip_delta, .. } => Some(*flip_delta),
+            Comparator::Ordinal { flip_delta, .. } => *flip_delta,
             Comparator::Outcome { .. } => None,
         };
+        let ordinal = matches!(cmp, Comparator::Ordinal { .. });
         // Per scenario, the largest per-seed change of any arm: when even
         // it is within the flip delta, no arm could have changed the answer.
         let mut largest: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
@@ -55,10 +58,16 @@ impl Setup<'_> {
             a.metric
                 .map(|(_, m)| q.pairs.iter().map(|&(r, x)| m[x] - m[r]).collect())
         };
+        // An ordinal metric's (arm, baseline) values, missing as NaN.
+        let values_of = |q: &Pending| -> Vec<(f64, f64)> {
+            a.metric.map_or(Vec::new(), |(_, m)| {
+                q.pairs.iter().map(|&(r, x)| (m[x], m[r])).collect()
+            })
+        };
         let tosts: Vec<Option<f64>> = pending
             .iter()
             .map(|q| {
-                let d = diffs_of(q)?;
+                let d = diffs_of(q).filter(|_| !ordinal)?;
                 effect::tost(&d, sesoi?).filter(|_| q.testable)
             })
             .collect();
@@ -90,14 +99,34 @@ impl Setup<'_> {
                 bound: &bound,
                 placebo_outflipped: outflipped,
             });
-            let effect = a.metric.zip(diffs_of(q)).map(|((name, _), diffs)| {
-                let (m, ci) = effect::interval(&diffs);
-                (name, m, ci)
-            });
+            // Ordinal: the net benefit with Tango's interval; otherwise the
+            // mean difference with its t interval.
+            let signs =
+                ordinal.then(|| ordinal::signs(&values_of(q), a.judge.better, a.judge.null_means));
+            let effect = match &signs {
+                Some(signs) => a.metric.map(|(name, _)| {
+                    let kept: Vec<f64> = signs.iter().flatten().copied().collect();
+                    let wins = kept.iter().filter(|s| **s > 0.0).count() as u64;
+                    let losses = kept.iter().filter(|s| **s < 0.0).count() as u64;
+                    let n = kept.len() as u64;
+                    let nb = (wins as f64 - losses as f64) / (n.max(1) as f64);
+                    (name, nb, ordinal::tango(wins, losses, n))
+                }),
+                None => a.metric.zip(diffs_of(q)).map(|((name, _), diffs)| {
+                    let (m, ci) = effect::interval(&diffs);
+                    (name, m, ci)
+                }),
+            };
             let significant = p_adj[k].is_some_and(|p| p < testing.alpha);
             let equivalent = tost_adj[k].is_some_and(|p| p < testing.alpha);
             let word = effect.map(|(_, m, _)| {
-                effect::word(q.testable, significant, equivalent, a.judge.better, m)
+                // A net benefit is positive when the arm is better: as a
+                // difference of values it points the column's way.
+                let d = match (ordinal, a.judge.better) {
+                    (true, crate::model::Better::Lower) => -m,
+                    _ => m,
+                };
+                effect::word(q.testable, significant, equivalent, a.judge.better, d)
             });
             let mut claim = out.claim;
             if let (Some(delta), Some(most)) = (flip_delta, largest.get(&q.s)) {
@@ -107,7 +136,15 @@ impl Setup<'_> {
                     );
                 }
             }
-            if let (Some((name, m, ci)), Some(word)) = (effect, word) {
+            if let (Some((name, m, ci)), Some(word), Some(signs)) = (effect, word, &signs) {
+                let n = signs.iter().flatten().count();
+                claim += &format!(
+                    " Net benefit on {name} (wins less losses for the arm, over {n} seeds; {}): {m:+.3}{}: {}.",
+                    effect::direction_text(a.judge.better),
+                    ci.map_or(String::new(), |(lo, hi)| format!(" [{lo:+.3}, {hi:+.3}] (Tango score interval)")),
+                    word.name()
+                );
+            } else if let (Some((name, m, ci)), Some(word)) = (effect, word) {
                 claim += &effect_sentence(name, m, ci, word, a.judge.better, sesoi);
                 let excludes_zero = ci.is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0);
                 if excludes_zero && !significant && p_adj[k].is_some() {
@@ -125,6 +162,7 @@ impl Setup<'_> {
                     Comparator::Outcome { .. } => {
                         "Exact sign test of the per-seed differences in the effect metric"
                     }
+                    Comparator::Ordinal { .. } => "Exact sign test of the wins against the losses",
                 };
                 let p_text = match p.at_floor() {
                     // No random pattern reached it: only a bound is known.
@@ -188,7 +226,14 @@ impl Setup<'_> {
                         .map(|&(r, x)| (m[x] - m[r]).abs())
                         .fold(0.0, f64::max)
                 }),
-                band_lower_bound: Some(q.band).filter(|b| b.is_finite()),
+                median_diff: signs
+                    .as_ref()
+                    .and_then(|_| ordinal::median_difference(&values_of(q))),
+                left_out: signs
+                    .as_ref()
+                    .map(|s| s.iter().filter(|x| x.is_none()).count() as u64),
+                // Reported where it can gate: on a bounded metric.
+                band_lower_bound: Some(q.band).filter(|b| gates && b.is_finite()),
                 placebo_q05: quantile(&q.placebo_sims, 0.05),
                 floor_min: q.placebo.min,
                 band_gated: out.gated,
@@ -199,9 +244,13 @@ impl Setup<'_> {
                 effect_mean: effect.map(|e| e.1),
                 effect_ci_low: effect.and_then(|e| e.2).map(|c| c.0),
                 effect_ci_high: effect.and_then(|e| e.2).map(|c| c.1),
-                ci_method: effect
-                    .and_then(|e| e.2)
-                    .map(|_| "student-t 95% (marginal)".to_string()),
+                ci_method: effect.and_then(|e| e.2).map(|_| {
+                    match ordinal {
+                        true => "tango score 95% of the net benefit (marginal)",
+                        false => "student-t 95% (marginal)",
+                    }
+                    .to_string()
+                }),
                 effect_verdict: word,
                 p_value: q.p.map(|p| p.p),
                 p_adjusted: p_adj[k],
@@ -241,7 +290,7 @@ fn clopper_pearson(k: usize, n: usize) -> (f64, f64) {
 
 /// The `q` quantile of `xs`, interpolated between order statistics as
 /// numpy's and R's defaults do.
-fn quantile(xs: &[f64], q: f64) -> f64 {
+pub(super) fn quantile(xs: &[f64], q: f64) -> f64 {
     let mut v = xs.to_vec();
     v.sort_unstable_by(f64::total_cmp);
     let at = q * (v.len() - 1) as f64;

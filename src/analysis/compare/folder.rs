@@ -69,24 +69,8 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
     let plan = &results.plan;
     let d = Design::kept(plan, req.filter)?;
     // Under an outcome the metric is only the effect size, and only when
-    // asked for; otherwise it is what is compared.
-    // compare needs a metric with bounds (its flips are a share of them):
-    // an unknown name is told those, not every summary column.
-    if let Some(name) = req.metric {
-        let columns = model.summary_columns();
-        if !columns.iter().any(|c| c.name == name) {
-            let bounded: Vec<&str> = columns
-                .iter()
-                .filter(|c| bounds_of(c).is_some())
-                .map(|c| c.name)
-                .collect();
-            return Err(Error::Usage(format!(
-                "--metric {name}: not a summary column of model {}; compare takes one with bounds: {}",
-                model.name(),
-                bounded.join(", ")
-            )));
-        }
-    }
+    // asked for; otherwise it is what is compared: by its values when it
+    // has bounds, by order (wins and losses) when it has none.
     let metric = match (req.outcome, req.metric) {
         (Some(_), None) => None,
         (_, asked) => Some(crate::analysis::summary::metric_or_default(
@@ -115,6 +99,16 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
             Some((i, outcomes[i].0))
         }
     };
+    let column = metric.map(|m| {
+        model
+            .summary_columns()
+            .iter()
+            .find(|c| c.name == m)
+            .expect("a summary column")
+    });
+    // Compared by order: a missing value is data (NaN here), placed by the
+    // column's judgement.
+    let by_order = req.outcome.is_none() && column.is_some_and(|c| bounds_of(c).is_none());
     let metric_values: Option<Vec<f64>> = match metric {
         None => None,
         Some(metric) => Some(
@@ -124,6 +118,7 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
                 .map(|(id, v)| match (d.place(id as u64), v.as_f64()) {
                     (None, _) => Ok(f64::NAN),
                     (Some(_), Some(x)) => Ok(x),
+                    (Some(_), None) if by_order && matches!(v, crate::params::Value::Null) => Ok(f64::NAN),
                     (Some(_), None) => Err(Error::Usage(format!(
                         "--metric {metric}: run {id} holds {v}; compare needs a number in every run it compares"
                     ))),
@@ -156,32 +151,23 @@ pub fn run(results: &crate::results::ResultsDir, req: &Request) -> crate::Result
         (Some((_, name)), _) => Comparator::Outcome { name: name.into() },
         (None, None) => unreachable!("without an outcome the metric is compared"),
         (None, Some(metric)) => {
-            let columns = model.summary_columns();
-            let column = columns
-                .iter()
-                .find(|c| c.name == metric)
-                .expect("a summary column");
-            let (lo, hi) = bounds_of(column).ok_or_else(|| {
-                let allowed: Vec<&str> = columns
-                    .iter()
-                    .filter(|c| bounds_of(c).is_some())
-                    .map(|c| c.name)
-                    .collect();
-                CompareError::Unbounded {
-                    metric: metric.into(),
-                    allowed: allowed.join(", "),
-                }
-            })?;
-            Comparator::Metric {
-                name: metric.into(),
-                flip_delta: match (req.flip_delta, req.flip_below, column.judge.flip_delta) {
-                    (Some(d), _, _) => d,
-                    (None, Some(s), _) => (1.0 - s) * (hi - lo),
-                    (None, None, Some(d)) => d,
-                    (None, None, None) => DEFAULT_FLIP_SHARE * (hi - lo),
+            let column = column.expect("the metric's column");
+            match bounds_of(column) {
+                None => Comparator::Ordinal {
+                    name: metric.into(),
+                    flip_delta: req.flip_delta.or(column.judge.flip_delta),
                 },
-                lo,
-                hi,
+                Some((lo, hi)) => Comparator::Metric {
+                    name: metric.into(),
+                    flip_delta: match (req.flip_delta, req.flip_below, column.judge.flip_delta) {
+                        (Some(d), _, _) => d,
+                        (None, Some(s), _) => (1.0 - s) * (hi - lo),
+                        (None, None, Some(d)) => d,
+                        (None, None, None) => DEFAULT_FLIP_SHARE * (hi - lo),
+                    },
+                    lo,
+                    hi,
+                },
             }
         }
     };

@@ -7,6 +7,7 @@
 mod claims;
 mod effect;
 mod folder;
+mod ordinal;
 mod pairs;
 
 pub use claims::{resolution, show_p};
@@ -53,12 +54,23 @@ pub enum Comparator {
     },
     /// A categorical outcome; any difference is a flip.
     Outcome { name: String },
+    /// A metric without bounds, or with missing values, compared by order:
+    /// a win, loss or tie per seed by the column's direction. A seed flips
+    /// when its values differ by more than `flip_delta` (declared), else
+    /// by more than the placebo's 95 % quantile of change; a value present
+    /// on one side only always flips.
+    Ordinal {
+        name: String,
+        flip_delta: Option<f64>,
+    },
 }
 
 impl Comparator {
     pub fn name(&self) -> &str {
         match self {
-            Comparator::Metric { name, .. } | Comparator::Outcome { name } => name,
+            Comparator::Metric { name, .. }
+            | Comparator::Outcome { name }
+            | Comparator::Ordinal { name, .. } => name,
         }
     }
 }
@@ -99,8 +111,12 @@ crate::record! {
         placebo_flip_high: f64 [0.0, 1.0],
         /// the per-seed change that counts as a flip, in the metric's units (null for an outcome)
         flip_delta: Option<f64>,
-        /// the largest per-seed |arm - baseline| in the metric
+        /// the largest per-seed |arm - baseline| in the metric (where both values exist)
         max_abs_diff: Option<f64>,
+        /// ordinal comparisons: the median arm - baseline where both values exist
+        median_diff: Option<f64>,
+        /// ordinal comparisons: seeds left out for a missing value the column gives no place
+        left_out: Option<u64>,
         /// one-sided (1 - alpha) lower bound of the mean of placebo similarity less arm similarity; above 0 the arm is outside the null band (null: too few seeds to ever be)
         band_lower_bound: Option<f64>,
         /// the placebo's 5 % quantile of similarity: the descriptive noise level
@@ -214,11 +230,6 @@ pub enum CompareError {
         hi: f64,
     },
     #[error(
-        "--metric {metric}: compare measures similarity on a bounded scale, and {metric} declares no bounds; \
-         allowed: {allowed}, or an --outcome"
-    )]
-    Unbounded { metric: String, allowed: String },
-    #[error(
         "arm '{arm}' has no run for seed {seed} in scenario ({scenario}); arms must share seeds"
     )]
     MissingSeed {
@@ -244,26 +255,35 @@ struct Setup<'a> {
 }
 
 impl Setup<'_> {
-    /// How alike runs `x` and `y` answered, from 0 to 1.
+    /// How alike runs `x` and `y` answered, from 0 to 1 (for an ordinal
+    /// metric: 1 when the values are the same, missing alike included).
     fn sim(&self, x: usize, y: usize) -> f64 {
-        let span = match self.cmp {
-            Comparator::Metric { lo, hi, .. } => hi - lo,
-            Comparator::Outcome { .. } => 1.0,
-        };
         match (self.cmp, self.a.outcome, self.a.metric) {
             (Comparator::Outcome { .. }, Some(o), _) => f64::from(u8::from(o[x] == o[y])),
-            (_, _, Some((_, m))) => 1.0 - (m[x] - m[y]).abs() / span,
+            (Comparator::Metric { lo, hi, .. }, _, Some((_, m))) => {
+                1.0 - (m[x] - m[y]).abs() / (hi - lo)
+            }
+            (Comparator::Ordinal { .. }, _, Some((_, m))) => {
+                let same = m[x] == m[y] || (m[x].is_nan() && m[y].is_nan());
+                f64::from(u8::from(same))
+            }
             _ => unreachable!("a metric comparator has its metric"),
         }
     }
 
-    /// Whether run `x`'s answer changed from run `y`'s.
-    fn flipped(&self, x: usize, y: usize) -> bool {
+    /// Whether run `x`'s answer changed from run `y`'s; `threshold` is an
+    /// ordinal metric's flip size in this scenario.
+    fn flipped(&self, x: usize, y: usize, threshold: f64) -> bool {
         match (self.cmp, self.a.outcome, self.a.metric) {
             (Comparator::Outcome { .. }, Some(o), _) => o[x] != o[y],
             (Comparator::Metric { flip_delta, .. }, _, Some((_, m))) => {
                 super::verdict::flips(m[x], m[y], *flip_delta)
             }
+            (Comparator::Ordinal { .. }, _, Some((_, m))) => match (m[x].is_nan(), m[y].is_nan()) {
+                (true, true) => false,
+                (true, false) | (false, true) => true,
+                (false, false) => super::verdict::flips(m[x], m[y], threshold),
+            },
             _ => unreachable!("a metric comparator has its metric"),
         }
     }

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::{BaselineRule, Comparator, CompareError, Setup};
+use super::{ordinal, BaselineRule, Comparator, CompareError, Setup};
 use crate::analysis::multiplicity::{fisher_greater, sign_test};
 use crate::analysis::permutation::{content_key, lower_bound, mc_cap, sign_flip, PMethod, PValue};
 use crate::analysis::verdict::SimStats;
@@ -43,8 +43,11 @@ impl Setup<'_> {
         } = self;
         let (base, placebo) = (self.base, self.placebo);
         let sim = |x: usize, y: usize| self.sim(x, y);
-        let flipped = |pairs: &[(usize, usize)]| -> Vec<bool> {
-            pairs.iter().map(|&(r, x)| self.flipped(x, r)).collect()
+        let flipped = |pairs: &[(usize, usize)], threshold: f64| -> Vec<bool> {
+            pairs
+                .iter()
+                .map(|&(r, x)| self.flipped(x, r, threshold))
+                .collect()
         };
         let is_placebo: Vec<bool> = (0..d.variants.len())
             .map(|v| d.placebos.contains(&Some(v)))
@@ -86,8 +89,9 @@ impl Setup<'_> {
                     .collect()
             };
             let placebo_pairs = pair(placebo)?;
+            let threshold = self.ordinal_threshold(&placebo_pairs);
             let placebo_sims: Vec<f64> = placebo_pairs.iter().map(|&(r, x)| sim(x, r)).collect();
-            let placebo_stats = SimStats::of(&placebo_sims, &flipped(&placebo_pairs));
+            let placebo_stats = SimStats::of(&placebo_sims, &flipped(&placebo_pairs, threshold));
             // The placebo's similarity on each baseline run, for the band.
             let placebo_at: std::collections::HashMap<usize, f64> = placebo_pairs
                 .iter()
@@ -100,16 +104,26 @@ impl Setup<'_> {
                 }
                 let pairs = pair(v)?;
                 let sims: Vec<f64> = pairs.iter().map(|&(r, x)| sim(x, r)).collect();
-                let stats = SimStats::of(&sims, &flipped(&pairs));
+                let stats = SimStats::of(&sims, &flipped(&pairs, threshold));
                 let gaps: Vec<f64> = pairs
                     .iter()
                     .zip(&sims)
                     .filter_map(|(&(r, _), s)| Some(placebo_at.get(&r)? - s))
                     .collect();
                 let band = lower_bound(&gaps, testing.alpha);
-                let diffs: Option<Vec<f64>> = a
-                    .metric
-                    .map(|(_, m)| pairs.iter().map(|&(r, x)| m[x] - m[r]).collect());
+                // An ordinal metric is tested on its wins and losses (the
+                // seeds a missing value leaves out are not among them).
+                let diffs: Option<Vec<f64>> = a.metric.map(|(_, m)| match self.cmp {
+                    Comparator::Ordinal { .. } => {
+                        let values: Vec<(f64, f64)> =
+                            pairs.iter().map(|&(r, x)| (m[x], m[r])).collect();
+                        ordinal::signs(&values, a.judge.better, a.judge.null_means)
+                            .into_iter()
+                            .flatten()
+                            .collect()
+                    }
+                    _ => pairs.iter().map(|&(r, x)| m[x] - m[r]).collect(),
+                });
                 let testable = diffs.as_ref().is_some_and(|d| d.iter().any(|x| *x != 0.0));
                 let key = content_key(&[
                     &scenario,
@@ -156,7 +170,7 @@ impl Setup<'_> {
         pending.par_iter_mut().for_each(|q| {
             q.p = q.diffs.take().map(|d| match self.cmp {
                 Comparator::Metric { .. } => sign_flip(&d, &q.key, cap),
-                Comparator::Outcome { .. } => {
+                Comparator::Outcome { .. } | Comparator::Ordinal { .. } => {
                     let n = d.iter().filter(|x| **x != 0.0).count() as i32;
                     PValue {
                         p: sign_test(&d),
@@ -167,5 +181,29 @@ impl Setup<'_> {
                 }
             });
         });
+    }
+}
+
+impl Setup<'_> {
+    /// An ordinal metric's flip size in a scenario: its declared delta,
+    /// else the placebo's 95 % quantile of |placebo - baseline| where both
+    /// values exist (so a flip is a change rerun noise rarely makes).
+    fn ordinal_threshold(&self, placebo_pairs: &[(usize, usize)]) -> f64 {
+        let (Comparator::Ordinal { flip_delta, .. }, Some((_, m))) = (self.cmp, self.a.metric)
+        else {
+            return 0.0;
+        };
+        if let Some(d) = flip_delta {
+            return *d;
+        }
+        let changes: Vec<f64> = placebo_pairs
+            .iter()
+            .map(|&(r, x)| (m[x] - m[r]).abs())
+            .filter(|c| !c.is_nan())
+            .collect();
+        if changes.is_empty() {
+            return 0.0;
+        }
+        super::claims::quantile(&changes, 0.95)
     }
 }
