@@ -174,7 +174,7 @@ fn compare_gives_verdicts_on_harness_results_with_a_placebo() {
         .assert()
         .success();
     // Echo spreads the false report to nearly everyone; prober, which
-    // probes first, is never mistaken: confirmed on every seed.
+    // probes first, is never mistaken: the answer changed on every seed.
     assert_cmd::Command::cargo_bin("witness")
         .unwrap()
         .args(["compare"])
@@ -182,6 +182,6 @@ fn compare_gives_verdicts_on_harness_results_with_a_placebo() {
         .args(["--baseline", "echo"])
         .assert()
         .success()
-        .stdout(predicates::str::is_match(r"prober\s+confirmed\s+8/8").unwrap())
+        .stdout(predicates::str::is_match(r"prober\s+answer changed\s+8/8").unwrap())
         .stdout(predicates::str::contains("inconclusive").not());
 }

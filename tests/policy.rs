@@ -837,3 +837,39 @@ fn a_helper_that_left_its_policys_process_group_is_stopped_with_the_policy() {
     let left: Vec<u32> = helpers.into_iter().filter(|&p| alive(p)).collect();
     assert!(left.is_empty(), "helpers outlived the run: {left:?}");
 }
+
+#[test]
+fn a_run_says_how_many_decisions_of_each_external_arm_fell_back() {
+    // Only reads carry a belief, so a belief of 1.7 makes just those fall
+    // back: the run finishes (exit 0) and its last lines give the count.
+    let tmp = tempfile::tempdir().unwrap();
+    let text = sized(
+        "belief_17",
+        ", timeout_s = 5, retries = 0, fallback = \"read\", breaker = 0",
+        "[1]",
+        3,
+    )
+    .replace("population = 40", "population = 8");
+    let m = write_manifest(tmp.path(), "m.toml", &text);
+    let out = tmp.path().join("out");
+    let o = witness()
+        .arg("run")
+        .arg(&m)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (fell, decided) = rows(&out, "runs")
+        .into_iter()
+        .filter(|r| r["arm"] == "py")
+        .fold((0u64, 0u64), |(f, d), r| {
+            (
+                f + r["fallbacks"].parse::<u64>().unwrap(),
+                d + r["decisions"].parse::<u64>().unwrap(),
+            )
+        });
+    assert!(fell > 0 && fell < decided);
+    let said = format!("arm py: {fell} of {decided} decision(s) fell back to \"read\"");
+    assert!(stderr(&o).contains(&said), "{said}\n{}", stderr(&o));
+}

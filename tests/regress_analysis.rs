@@ -349,7 +349,7 @@ fn empty_flags_and_a_filtered_placebo_name_their_fix() {
         ),
         (
             vec!["compare", "--baseline", "endorsement", "--metric", "peak"],
-            "--metric peak: not a summary column of model witness; compare takes one with bounds: peak_mistaken",
+            "--metric peak: not a summary column of model witness; allowed: peak_mistaken",
         ),
         (
             vec!["compare", "--baseline", "endorsement:placebo[gain=3.0]"],

@@ -135,8 +135,26 @@ def compare_policies(binary, tmp):
     witness(binary, "compare", out, "--baseline", "endorsement")
     want = pd.read_csv(out / "compare.csv")
     got = [r[:3] for r in t.tables.get("verdicts", [])[1:]]
-    expected = [[r.scenario, r.arm, r.verdict] for r in want.itertuples()]
-    check(f"compare-policies: {len(expected)} verdict rows as compare writes them", got == expected, f"{got[:3]} vs {expected[:3]}")
+    words = {"confirmed": "answer changed", "inconclusive": "inconclusive", "not_confirmed": "answer unchanged"}
+    expected = [[r.scenario, r.arm, words[r.verdict]] for r in want.itertuples()]
+    check(f"compare-policies: {len(expected)} verdict rows as compare writes them, tiers in words", got == expected, f"{got[:3]} vs {expected[:3]}")
+    # Who wins, by how much: the headline sentence and the forest plot.
+    said = t.ids.get("headline", {}).get("text", "")
+    check(
+        "compare-policies: the headline says which arm is better and which worse",
+        "trust is better in 2 of 2" in said and "source_aware is worse in 2 of 2" in said,
+        said,
+    )
+    testable = want[want["testable"]]
+    dom = load(page)[2]
+    circles = re.findall(r'<circle[^>]*fill="(#[0-9A-Fa-f]{3,6})"', dom.split('id="forest"', 1)[-1].split("</svg>", 1)[0])
+    colours = dict(zip(testable.itertuples(), circles))
+    wrong = [(r.scenario, r.arm, c) for r, c in colours.items() if r.effect_verdict == "worse" and c.upper() != "#D55E00"]
+    check(
+        f"compare-policies: the forest plot draws the {len(testable)} testable effects, no worse one green",
+        len(circles) == len(testable) and not wrong and "#009E73" in circles,
+        (len(circles), wrong),
+    )
     # Headline means and counts per arm and scenario, from the Parquet.
     # The full statistics table (the second table of the section).
     rows = t.tables["summary"]

@@ -263,6 +263,7 @@ impl Section for Verdicts {
         out["baseline"] = json!(baseline);
         out["placebo"] = json!(report.placebo);
         out["warnings"] = json!(report.warnings);
+        out["alpha"] = json!(0.05);
         notes.extend(report.warnings);
         Ok(Some(out))
     }

@@ -18,7 +18,9 @@
   const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"];
   const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
   const PAGE = 100;
-  const VERDICTS = new Set(["confirmed", "not_confirmed", "inconclusive"]);
+  // Tiers in words (the CSV keeps their names), each with its style.
+  const TIERS = { confirmed: "answer changed", inconclusive: "inconclusive", not_confirmed: "answer unchanged" };
+  const VERDICTS = new Map(Object.entries(TIERS).map(([k, v]) => [v, "v-" + k]));
   // Colour follows the effect, not the tier: a harm is never green.
   const EFFECTS = new Set(["better", "worse"]);
   // Past eight arms, colours repeat with another dash pattern.
@@ -123,7 +125,7 @@
     const body = shown.slice(0, limit).map((r, j) => el("tr", {
       cls: opts.open ? "link" : null, tabindex: opts.open ? "0" : null, "data-focus": opts.open && key ? `${key}-r${j}` : null,
       on: opts.open ? { click: () => opts.open(r), keydown: (e) => { if (e.key === "Enter") opts.open(r); } } : {},
-    }, r.map((v, k) => el("td", { cls: numeric[k] && v !== "" && v !== null ? "n" : VERDICTS.has(v) ? "v-" + v : EFFECTS.has(v) ? "e-" + v : null }, num(v, frac[k])))));
+    }, r.map((v, k) => el("td", { cls: numeric[k] && v !== "" && v !== null ? "n" : VERDICTS.has(v) ? VERDICTS.get(v) : EFFECTS.has(v) ? "e-" + v : null }, num(v, frac[k])))));
     const t = el("table", { cls: "data" }, el("thead", {}, head), el("tbody", {}, body));
     const more = shown.length > limit
       ? el("p", { cls: "more" }, `${limit} of ${shown.length} rows shown. `, el("button", { on: { click: () => go({ [key + "-all"]: "1" }) } }, "Show all"))
@@ -212,16 +214,87 @@
         })));
   }
 
+  // Which arm wins, by how much, how sure: one sentence per arm from the
+  // effect words of its testable rows.
+  function headline(V, col) {
+    const metric = V.rows.length ? V.rows[0][col("effect_metric")] : null;
+    if (!metric) return null;
+    const better = V.rows[0][col("direction")];
+    const arms = [...new Set(V.rows.map((r) => r[col("arm")]))];
+    const parts = arms.map((arm) => {
+      const rows = V.rows.filter((r) => r[col("arm")] === arm && r[col("testable")]);
+      if (!rows.length) return `${arm}: nothing to test`;
+      const by = (w) => rows.filter((r) => r[col("effect_verdict")] === w);
+      const span = (rs) => {
+        const xs = rs.map((r) => r[col("effect_mean")]);
+        const [lo, hi] = [Math.min(...xs), Math.max(...xs)];
+        const f = (x) => (x > 0 ? "+" : "") + x.toFixed(3);
+        return lo === hi ? f(lo) : `${f(lo)} to ${f(hi)}`;
+      };
+      const said = [];
+      for (const w of ["better", "worse", "higher", "lower"]) {
+        const rs = by(w);
+        if (rs.length) said.push(`${w} in ${rs.length} of ${rows.length} scenario(s) (${span(rs)})`);
+      }
+      for (const w of ["negligible", "equivalent"]) {
+        const rs = by(w);
+        if (rs.length) said.push(`${w} in ${rs.length}`);
+      }
+      const open = by("undetermined").length;
+      if (open) said.push(`undetermined in ${open}`);
+      return `${arm} is ${said.join(", ")}`;
+    });
+    const way = better === "lower" ? "lower is better" : better === "higher" ? "higher is better" : "no better direction declared";
+    return el("p", { id: "headline", cls: "headline" },
+      `Against ${V.baseline}, on ${metric} (${way}; adjusted p < ${V.alpha}): ${parts.join("; ")}.`);
+  }
+
+  // A forest plot of the paired effects: one row per testable arm and
+  // scenario, its mean and 95 % interval, coloured by its effect word.
+  function forest(V, col) {
+    const rows = V.rows.filter((r) => r[col("testable")] && r[col("effect_ci_low")] !== null);
+    if (!rows.length) return null;
+    const lo = Math.min(0, ...rows.map((r) => r[col("effect_ci_low")]));
+    const hi = Math.max(0, ...rows.map((r) => r[col("effect_ci_high")]));
+    const pad = (hi - lo) * 0.05 || 0.05;
+    const [a, b] = [lo - pad, hi + pad];
+    const W = 720, ml = 300, mr = 16, mt = 28, row = 18, H = mt + rows.length * row + 30;
+    const X = (x) => ml + ((x - a) / (b - a)) * (W - ml - mr);
+    const g = sv("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", id: "forest", "aria-label": "forest plot of paired effects", class: "chart forest" });
+    g.append(sv("text", { x: 8, y: 16, class: "title" }, `Paired effect on ${rows[0][col("effect_metric")]} (arm - ${V.baseline}), 95 % interval`));
+    g.append(sv("line", { x1: X(0), x2: X(0), y1: mt - 4, y2: H - 26, class: "zero", stroke: "#555" }));
+    const sesoi = rows[0][col("sesoi")];
+    if (sesoi) for (const d of [-sesoi, sesoi]) if (d > a && d < b) g.append(sv("line", { x1: X(d), x2: X(d), y1: mt - 4, y2: H - 26, stroke: "#999", "stroke-dasharray": "3 3" }));
+    for (let k = 0; k <= 4; k++) {
+      const x = a + (k * (b - a)) / 4;
+      g.append(sv("text", { x: X(x), y: H - 10, class: "tick mid" }, x.toFixed(2)));
+    }
+    const COLOURS = { better: "#009E73", worse: "#D55E00" };
+    rows.forEach((r, i) => {
+      const y = mt + i * row + row / 2;
+      const word = r[col("effect_verdict")];
+      const c = COLOURS[word] || "#555";
+      g.append(sv("text", { x: ml - 8, y: y + 4, class: "tick end" }, `${r[col("arm")]} · ${r[col("scenario")]}`));
+      g.append(sv("line", { x1: X(r[col("effect_ci_low")]), x2: X(r[col("effect_ci_high")]), y1: y, y2: y, stroke: c, "stroke-width": "2" }));
+      g.append(sv("circle", { cx: X(r[col("effect_mean")]), cy: y, r: 4, fill: c }, sv("title", {}, `${word}: ${r[col("effect_mean")].toFixed(4)}`)));
+    });
+    return el("div", { cls: "scroll" }, g);
+  }
+
   function verdicts() {
     const V = D.verdicts;
     if (!V) return null;
     const c = V.columns;
-    const keep = ["scenario", "arm", "verdict", "flips", "samples", "similarity_mean", "floor", "effect_mean", "effect_ci_low", "effect_ci_high", "p_adjusted"];
+    const col = (k) => c.indexOf(k);
+    const keep = ["scenario", "arm", "verdict", "flips", "samples", "effect_mean", "effect_ci_low", "effect_ci_high", "effect_verdict", "p_adjusted", "band_lower_bound"];
     const idx = keep.map((k) => c.indexOf(k));
-    const rows = V.rows.map((r) => idx.map((i) => r[i]));
-    const claims = V.rows.map((r) => r[c.indexOf("claim")]);
+    const tier = keep.indexOf("verdict");
+    const rows = V.rows.map((r) => idx.map((i, k) => (k === tier ? TIERS[r[i]] || r[i] : r[i])));
+    const claims = V.rows.map((r) => r[col("claim")]);
+    const warnings = (V.warnings || []).map((w) => el("p", { cls: "warning" }, `Warning: ${w}`));
     return section("verdicts", `Verdicts against ${V.baseline}`,
-      el("p", {}, `Placebo: ${V.placebo}. Select a row to see its scenario's trajectories.`),
+      headline(V, col), ...warnings, forest(V, col),
+      el("p", {}, `Placebo: ${V.placebo}. "verdict" says whether a seed's answer changed beyond rerun noise; "effect_verdict" says which way the average moved and how sure the test is. Select a row to see its scenario's trajectories.`),
       table(keep, rows, { key: "verdicts", open: (r) => { go({ scenario: r[0] }); const t = document.getElementById("trajectories"); if (t) t.scrollIntoView(); } }),
       fold("claims", "Claims", false, el("ol", { cls: "claims" }, claims.map((x) => el("li", {}, x)))));
   }
