@@ -92,20 +92,8 @@ fn exact(nz: &[f64]) -> f64 {
     if reach <= 0.0 {
         return 1.0;
     }
-    let (a, b) = nz.split_at(nz.len() / 2);
-    let sums = |half: &[f64]| -> Vec<f64> {
-        (0u32..1 << half.len())
-            .map(|mask| {
-                half.iter()
-                    .enumerate()
-                    .map(|(i, x)| if mask >> i & 1 == 1 { -x } else { *x })
-                    .sum()
-            })
-            .collect()
-    };
-    let mut right = sums(b);
-    right.sort_unstable_by(f64::total_cmp);
-    let hits: u64 = sums(a)
+    let (left, right) = halves(nz);
+    let hits: u64 = left
         .into_iter()
         .map(|x| {
             // x + y >= reach, or x + y <= -reach: two disjoint tails.
@@ -117,16 +105,10 @@ fn exact(nz: &[f64]) -> f64 {
     hits as f64 / 2f64.powi(nz.len() as i32)
 }
 
-/// The one-sided p-value P(sum of signed |v| >= sum v) over every sign
-/// pattern of the non-zero values (up to `EXACT_UP_TO` of them).
-fn upper_tail(v: &[f64]) -> f64 {
-    let nz: Vec<f64> = v.iter().copied().filter(|x| *x != 0.0).collect();
-    if nz.is_empty() {
-        return 1.0;
-    }
-    let scale: f64 = nz.iter().map(|x| x.abs()).sum();
-    let reach = nz.iter().sum::<f64>() - 1e-10 * scale;
-    let (a, b) = nz.split_at(nz.len() / 2);
+/// The sums of every sign pattern of each half of `nz`: the first half's
+/// as they come, the second's sorted for binary search. Each is a short
+/// sum, so no rounding accumulates over the 2^n patterns.
+fn halves(nz: &[f64]) -> (Vec<f64>, Vec<f64>) {
     let sums = |half: &[f64]| -> Vec<f64> {
         (0u32..1 << half.len())
             .map(|mask| {
@@ -137,9 +119,23 @@ fn upper_tail(v: &[f64]) -> f64 {
             })
             .collect()
     };
+    let (a, b) = nz.split_at(nz.len() / 2);
     let mut right = sums(b);
     right.sort_unstable_by(f64::total_cmp);
-    let hits: usize = sums(a)
+    (sums(a), right)
+}
+
+/// The one-sided p-value P(sum of signed |v| >= sum v) over every sign
+/// pattern of the non-zero values (up to `EXACT_UP_TO` of them).
+fn upper_tail(v: &[f64]) -> f64 {
+    let nz: Vec<f64> = v.iter().copied().filter(|x| *x != 0.0).collect();
+    if nz.is_empty() {
+        return 1.0;
+    }
+    let scale: f64 = nz.iter().map(|x| x.abs()).sum();
+    let reach = nz.iter().sum::<f64>() - 1e-10 * scale;
+    let (left, right) = halves(&nz);
+    let hits: usize = left
         .into_iter()
         .map(|x| right.len() - right.partition_point(|y| x + y < reach))
         .sum();
