@@ -155,6 +155,14 @@ def compare_policies(binary, tmp):
         len(circles) == len(testable) and not wrong and "#009E73" in circles,
         (len(circles), wrong),
     )
+    # The heatmap's scale runs as `witness plot`'s: low light, high dark.
+    key = dom.split('aria-label="colour scale"', 1)[-1].split("</svg>", 1)[0]
+    fills = re.findall(r'fill="(rgb\([^)]*\))"', key)
+    check(
+        "compare-policies: the heatmap's scale runs light (low) to dark (high), as witness plot's, with the direction",
+        fills[:1] == ["rgb(253,231,37)"] and fills[-1:] == ["rgb(68,1,84)"] and "lower is better" in dom,
+        fills[:1] + fills[-1:],
+    )
     # Headline means and counts per arm and scenario, from the Parquet.
     # The full statistics table (the second table of the section).
     rows = t.tables["summary"]

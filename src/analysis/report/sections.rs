@@ -226,6 +226,13 @@ impl Section for Summary {
         );
         out["docs"] = Json::Object(docs);
         out["headline"] = json!(model.headline_metrics());
+        // Which way each metric is better, for the heatmap's legend.
+        let better: serde_json::Map<String, Json> = model
+            .summary_columns()
+            .iter()
+            .map(|c| (c.name.to_string(), json!(c.judge.better.name())))
+            .collect();
+        out["better"] = Json::Object(better);
         Ok(Some(out))
     }
 }

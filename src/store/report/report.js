@@ -16,7 +16,9 @@
   const SVG = "http://www.w3.org/2000/svg";
   // Okabe and Ito's palette: distinguishable with every common colour-vision deficiency.
   const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"];
-  const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+  // Low values light (yellow), high values dark (purple): the same way as
+  // the heatmaps `witness plot` draws.
+  const VIRIDIS = [[253, 231, 37], [94, 201, 98], [33, 145, 140], [59, 82, 139], [68, 1, 84]];
   const PAGE = 100;
   // Tiers in words (the CSV keeps their names), each with its style.
   const TIERS = { confirmed: "answer changed", inconclusive: "inconclusive", not_confirmed: "answer unchanged" };
@@ -433,7 +435,7 @@
       sv("text", { x: 130, y: 30, class: "tick mid" }, m));
     return section("heatmap", "Heatmap",
       el("p", {}, el("label", {}, "x ", sel("x", xa, axes)), " ", el("label", {}, "y ", sel("y", ya || "", ["", ...axes])), " ", el("label", {}, "panels by ", sel("facet", fa || "", ["", ...axes])),
-        ` \u2014 ${m} from ${num(lo)} (dark) to ${num(hi)} (light), mean over each cell's runs.`),
+        ` \u2014 ${m} from ${num(lo)} (light) to ${num(hi)} (dark), mean over each cell's runs${({ lower: "; lower is better", higher: "; higher is better" })[(D.summary.better || {})[m]] || ""}.`),
       dropped.length ? el("p", { cls: "doc" }, `Left out: ${dropped.join(", ")} (no value on the chosen axes).`) : null,
       key, el("div", { cls: "panels" }, panels));
   }
