@@ -78,33 +78,18 @@ impl Judge {
     }
 }
 
-impl Better {
-    /// The effect word for a significant difference `d` (arm - baseline):
-    /// `better`/`worse` with a direction, `higher`/`lower` without.
-    pub fn word(self, d: f64) -> &'static str {
-        match (self, d > 0.0) {
-            (Better::Lower, true) | (Better::Higher, false) => "worse",
-            (Better::Lower, false) | (Better::Higher, true) => "better",
-            (Better::Neither, true) => "higher",
-            (Better::Neither, false) => "lower",
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_difference_is_better_or_worse_only_with_a_direction() {
-        assert_eq!(Better::Lower.word(0.4), "worse");
-        assert_eq!(Better::Lower.word(-0.07), "better");
-        assert_eq!(Better::Higher.word(0.1), "better");
-        assert_eq!(Better::Neither.word(-0.1), "lower");
+    fn a_judgement_is_built_up_from_its_direction() {
         let j = Judge::lower().null_worst().sesoi(0.05);
         assert_eq!(
             (j.better, j.null_means, j.sesoi),
             (Better::Lower, NullMeans::Worst, Some(0.05))
         );
+        assert_eq!(Judge::higher().better, Better::Higher);
+        assert_eq!(Judge::NEUTRAL.better, Better::Neither);
     }
 }

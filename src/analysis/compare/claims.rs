@@ -203,6 +203,7 @@ impl Setup<'_> {
                     if outflipped { ", so the placebo's flips do not void this verdict" } else { "" }
                 );
             }
+            let placebo_rate = clopper_pearson(q.placebo.flips, q.placebo.samples);
             rows.push(CompareRow {
                 scenario: q.scenario.clone(),
                 arm: variant.label.clone(),
@@ -217,8 +218,8 @@ impl Setup<'_> {
                 similarity_sd: q.stats.sd,
                 similarity_min: q.stats.min,
                 placebo_flips: q.placebo.flips as u64,
-                placebo_flip_low: clopper_pearson(q.placebo.flips, q.placebo.samples).0,
-                placebo_flip_high: clopper_pearson(q.placebo.flips, q.placebo.samples).1,
+                placebo_flip_low: placebo_rate.0,
+                placebo_flip_high: placebo_rate.1,
                 flip_delta,
                 max_abs_diff: a.metric.map(|(_, m)| {
                     q.pairs

@@ -63,11 +63,12 @@ pub(super) fn word(
     }
     match (significant, equivalent) {
         (true, true) => EffectWord::Negligible,
-        (true, false) => match better.word(d) {
-            "better" => EffectWord::Better,
-            "worse" => EffectWord::Worse,
-            "higher" => EffectWord::Higher,
-            _ => EffectWord::Lower,
+        // d is arm - baseline in the metric's units.
+        (true, false) => match (better, d > 0.0) {
+            (Better::Lower, true) | (Better::Higher, false) => EffectWord::Worse,
+            (Better::Lower, false) | (Better::Higher, true) => EffectWord::Better,
+            (Better::Neither, true) => EffectWord::Higher,
+            (Better::Neither, false) => EffectWord::Lower,
         },
         (false, true) => EffectWord::Equivalent,
         (false, false) => EffectWord::Undetermined,
